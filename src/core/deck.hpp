@@ -1,0 +1,85 @@
+#pragma once
+// Input decks: TOML files checked against a schema, with command-line overrides.
+//
+// Every key a solver understands is declared once in a Schema (type, default, allowed values, help).
+// Loading a deck rejects unknown sections and keys, wrong types and out-of-range values with a
+// DeckError whose message names the file, the key (with its line where known) and what is allowed.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <toml++/toml.h>
+
+namespace kstencil {
+
+struct DeckError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class KeyType {
+  integer,      // 64-bit integer
+  real,         // floating point (an integer literal is accepted)
+  boolean,
+  string,
+  integer3,     // array of exactly 3 integers
+  real3,        // array of exactly 3 reals
+  integer_or_auto  // a non-negative integer or the string "auto"; read with integer(): auto -> 0
+};
+
+struct KeySpec {
+  std::string section;
+  std::string key;
+  KeyType type;
+  std::string default_toml;            // default as a TOML literal: 256, 1.0, "right", [0, 0, 0]
+  std::vector<std::string> choices;    // allowed strings (string keys); empty = any
+  std::vector<std::int64_t> int_choices;  // allowed integers (integer keys); empty = any in range
+  std::optional<double> min;           // inclusive, numbers and each array element
+  std::optional<double> max;           // inclusive
+  bool min_exclusive = false;          // min itself not allowed (e.g. spacing > 0)
+  std::string help;
+};
+
+using Schema = std::vector<KeySpec>;
+
+class Deck {
+ public:
+  // Reads `path`, applies overrides of the form section.key=value (value parsed as a TOML value;
+  // a bare word is taken as a string), checks everything against `schema` and fills defaults.
+  static Deck load(const std::string& path, const std::vector<std::string>& overrides,
+                   const Schema& schema);
+  // The same from TOML text (`source_name` stands for the file in messages).
+  static Deck parse(const std::string& toml_text, const std::string& source_name,
+                    const std::vector<std::string>& overrides, const Schema& schema);
+
+  std::int64_t integer(const std::string& section, const std::string& key) const;
+  double real(const std::string& section, const std::string& key) const;
+  bool boolean(const std::string& section, const std::string& key) const;
+  std::string string(const std::string& section, const std::string& key) const;
+  std::array<std::int64_t, 3> integer3(const std::string& section, const std::string& key) const;
+  std::array<double, 3> real3(const std::string& section, const std::string& key) const;
+  bool is_auto(const std::string& section, const std::string& key) const;
+
+  // The fully resolved deck (every schema key, defaults filled), as TOML text in schema order.
+  std::string resolved_toml() const;
+  const std::string& source() const { return source_; }
+
+  // A DeckError for a semantic check done by a solver after loading (e.g. tile too large):
+  // "<file>: [section] key = value: <what is wrong>; allowed: <allowed>".
+  DeckError error(const std::string& section, const std::string& key, const std::string& what,
+                  const std::string& allowed) const;
+
+ private:
+  std::string source_;
+  toml::table values_;  // resolved values
+  const Schema* schema_ = nullptr;
+  const KeySpec& spec(const std::string& section, const std::string& key) const;
+};
+
+// Schema rows as a Markdown table (section, key, type, default, allowed, meaning), for the README
+// and `kstencil keys`.
+std::string schema_markdown(const Schema& schema);
+
+}  // namespace kstencil

@@ -1,0 +1,102 @@
+#include "core/exec_space.hpp"
+
+#include <unistd.h>
+
+#include <Kokkos_Core.hpp>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+#elif defined(KOKKOS_ENABLE_HIP)
+#include <hip/hip_runtime.h>
+#endif
+
+namespace kstencil {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown CPU";
+}
+
+std::int64_t host_llc_bytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    const long bytes = sysconf(name);
+    if (bytes > 0) return bytes;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string kokkos_version_string() {
+  const int v = KOKKOS_VERSION;
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100);
+}
+
+std::string enabled_backends() {
+  std::vector<std::string> names;
+#if defined(KOKKOS_ENABLE_SERIAL)
+  names.push_back("Serial");
+#endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+  names.push_back("OpenMP");
+#endif
+#if defined(KOKKOS_ENABLE_THREADS)
+  names.push_back("Threads");
+#endif
+#if defined(KOKKOS_ENABLE_CUDA)
+  names.push_back("Cuda");
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+  names.push_back("HIP");
+#endif
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : ", ") + n;
+  return joined;
+}
+
+ExecLimits default_exec_limits() {
+  ExecLimits limits;
+  limits.backend = Kokkos::DefaultExecutionSpace::name();
+  limits.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+#if defined(KOKKOS_ENABLE_CUDA)
+  int device = 0;
+  cudaGetDevice(&device);
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, device);
+#else
+  int device = 0;
+  hipGetDevice(&device);
+  hipDeviceProp_t prop;
+  hipGetDeviceProperties(&prop, device);
+#endif
+  limits.gpu = true;
+  limits.device_name = prop.name;
+  limits.max_threads_per_block = prop.maxThreadsPerBlock;
+  for (int d = 0; d < 3; ++d) {
+    limits.max_block_dims[d] = prop.maxThreadsDim[d];
+    limits.max_grid_dims[d] = prop.maxGridSize[d];
+  }
+  // Kokkos 3.4 clamps every MDRange grid dimension to maxGridSize[0] and so fails to launch when
+  // blocks along y or z exceed 65535 (Kokkos issue #4192); keep the hardware limit for y and z.
+  limits.llc_bytes = prop.l2CacheSize;
+#else
+  limits.device_name = cpu_model();
+  limits.llc_bytes = host_llc_bytes();
+#endif
+  return limits;
+}
+
+}  // namespace kstencil

@@ -1,0 +1,29 @@
+#pragma once
+// What the default execution space is and what it allows: used by `kstencil info`, by tile
+// validation and by the choice of per-backend defaults.
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace kstencil {
+
+struct ExecLimits {
+  std::string backend;            // Kokkos name of the default execution space, e.g. "Cuda"
+  std::string device_name;        // GPU name or CPU model
+  bool gpu = false;               // work items are GPU threads (CUDA, HIP)
+  int max_threads_per_block = 0;  // 0: no limit (host)
+  std::array<int, 3> max_block_dims{0, 0, 0};          // 0: no limit
+  std::array<std::int64_t, 3> max_grid_dims{0, 0, 0};  // blocks per grid dimension a launch may use
+  std::int64_t llc_bytes = 0;  // last-level cache (L2 on GPUs, L3/L2 on CPUs); 0 if unknown
+  int concurrency = 1;         // Kokkos concurrency of the default execution space
+};
+
+// Limits of Kokkos::DefaultExecutionSpace (Kokkos must be initialised).
+ExecLimits default_exec_limits();
+
+// "3.4.1" from KOKKOS_VERSION.
+std::string kokkos_version_string();
+// Enabled backends, e.g. "Serial, OpenMP".
+std::string enabled_backends();
+
+}  // namespace kstencil

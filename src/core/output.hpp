@@ -1,0 +1,85 @@
+#pragma once
+// Run folders and HDF5 + XDMF output.
+//
+// Every step is one HDF5 file written through parallel HDF5 (MPI-IO, collective hyperslab writes,
+// also on one rank), to a temporary name and renamed when complete. An XDMF sidecar (temporal
+// collection of 3DCoRectMesh grids, ORIGIN_DXDYDZ, z y x order) is rewritten atomically after each
+// step so ParaView always sees a consistent series.
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <mpi.h>
+
+#include "core/grid.hpp"
+
+namespace kstencil {
+
+struct OutputError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Writes `content` to `path` through a temporary file in the same folder and a rename.
+void write_file_atomically(const std::filesystem::path& path, const std::string& content);
+
+// Creates root/name for a run. An existing non-empty folder is refused (OutputError naming it and
+// the deck key output.overwrite) unless `overwrite`, in which case it must look like a kstencil run
+// folder (holds deck.toml) and is emptied. Collective over `comm`; rank 0 touches the file system.
+std::filesystem::path prepare_run_directory(const std::filesystem::path& root, const std::string& name,
+                                            bool overwrite, MPI_Comm comm);
+
+using AttributeValue = std::variant<std::int64_t, double, std::string, std::array<std::int64_t, 3>,
+                                    std::array<double, 3>>;
+using Attributes = std::vector<std::pair<std::string, AttributeValue>>;
+
+// Where a field's values sit: its own point lattice (node-centred fields use the grid's points;
+// staggered fields have other dims/origin). All arrays are given in x-fastest order.
+struct FieldGeometry {
+  Index3 dims{0, 0, 0};      // global number of values per axis (x, y, z)
+  Real3 origin{0, 0, 0};     // position of value (0, 0, 0)
+  Real3 spacing{1, 1, 1};
+  Box owned;                 // global index box this rank writes
+};
+
+// One field's values on this rank: owned.size() values, x fastest, then y, then z (host memory).
+struct FieldData {
+  std::string name;
+  FieldGeometry geometry;
+  const void* values = nullptr;
+  bool is_float = false;  // float (4 bytes) or double (8 bytes)
+};
+
+class OutputSeries {
+ public:
+  // `dir` from prepare_run_directory; files are `<basename>_<step:06d>.h5` and `<basename>.xdmf`.
+  // `attributes` are written on every step file's root group (plus step and time).
+  OutputSeries(std::filesystem::path dir, std::string basename, Attributes attributes,
+               MPI_Comm comm);
+  // Collective. Writes one step file with every field as dataset /<name> of shape (nz, ny, nx),
+  // then rewrites the XDMF sidecar listing every step written so far.
+  void write_step(std::int64_t step, double time, const std::vector<FieldData>& fields);
+  const std::filesystem::path& xdmf_path() const { return xdmf_path_; }
+  std::vector<std::filesystem::path> step_files() const;
+
+ private:
+  struct StepRecord {
+    std::int64_t step;
+    double time;
+    std::string file;  // name relative to dir
+    std::vector<std::pair<std::string, FieldGeometry>> fields;
+    std::vector<bool> is_float;
+  };
+  std::filesystem::path dir_;
+  std::string basename_;
+  Attributes attributes_;
+  MPI_Comm comm_;
+  std::filesystem::path xdmf_path_;
+  std::vector<StepRecord> steps_;
+  void write_xdmf() const;
+};
+
+}  // namespace kstencil

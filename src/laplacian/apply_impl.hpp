@@ -1,0 +1,47 @@
+#pragma once
+// Definitions behind apply_laplacian and fill_test_field; included by one file per precision,
+// which instantiates them for both layouts (two translation units so builds use two cores).
+#include "laplacian/kernels.hpp"
+
+namespace kstencil {
+namespace laplacian_detail {
+
+template <class T, class KokkosLayout>
+struct FillTestField {
+  Field<T, KokkosLayout> u;
+  TestFieldSpec spec;
+  Index3 offset;  // global index of local (0, 0, 0)
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
+    u(i, j, k) =
+        static_cast<T>(test_field_value(spec, i + offset[0], j + offset[1], k + offset[2]));
+  }
+};
+
+}  // namespace laplacian_detail
+
+template <class T, class KokkosLayout>
+void apply_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
+                     const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+  static const ExecLimits limits = default_exec_limits();
+  if (auto problem = laplacian_config_problem(config, grid, limits))
+    throw std::invalid_argument("Laplacian kernel configuration not valid on " + limits.backend +
+                                ": " + *problem);
+  laplacian_detail::apply<T, KokkosLayout>(config, grid, u, f);
+}
+
+template <class T, class KokkosLayout>
+void fill_test_field(const TestFieldSpec& spec, const Grid& grid, const Field<T, KokkosLayout>& u) {
+  const Index3 n = grid.local_extents();
+  using Policy = Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>;
+  Kokkos::parallel_for(
+      "kstencil::laplacian::fill", Policy({0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
+      laplacian_detail::FillTestField<T, KokkosLayout>{u, spec, grid.allocated.lo});
+}
+
+#define KSTENCIL_INSTANTIATE_LAPLACIAN(T, L)                                         \
+  template void apply_laplacian<T, L>(const LaplacianKernelConfig&, const Grid&,     \
+                                      const Field<const T, L>&, const Field<T, L>&); \
+  template void fill_test_field<T, L>(const TestFieldSpec&, const Grid&, const Field<T, L>&);
+
+}  // namespace kstencil

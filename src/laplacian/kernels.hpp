@@ -1,0 +1,156 @@
+#pragma once
+// Kernel bodies of the Laplacian variants and the MDRange policies that launch them.
+#include <algorithm>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
+
+#include "laplacian/laplacian.hpp"
+
+namespace kstencil {
+namespace laplacian_detail {
+
+// One launch: bounds in policy order. For column (register-blocked) launches the y dimension counts
+// blocks of m points starting at j_begin.
+struct LaunchPlan {
+  Index3 lower{0, 0, 0};
+  Index3 upper{0, 0, 0};
+  Index j_begin = 0, j_end = 0;  // y range of points updated (local indices)
+  bool column = false;
+};
+
+std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const Grid& grid);
+
+// One point per work item.
+template <class T, class KokkosLayout, bool Reversed>
+struct PointStencil {
+  Field<const T, KokkosLayout> u;
+  Field<T, KokkosLayout> f;
+  StencilCoeffs<T> a;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int j, const int p2) const {
+    const int i = Reversed ? p2 : p0;
+    const int k = Reversed ? p0 : p2;
+    f(i, j, k) = stencil7(u(i, j, k), u(i - 1, j, k), u(i + 1, j, k), u(i, j - 1, k),
+                          u(i, j + 1, k), u(i, j, k - 1), u(i, j, k + 1), a);
+  }
+};
+
+// m points along y per work item (AMD kernel 5): the y neighbours of each point are the centres of
+// the previous and next, so each point loads five values instead of seven.
+template <class T, class KokkosLayout, bool Reversed>
+struct ColumnStencil {
+  Field<const T, KokkosLayout> u;
+  Field<T, KokkosLayout> f;
+  StencilCoeffs<T> a;
+  int m, j_begin, j_end;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int block, const int p2) const {
+    const int i = Reversed ? p2 : p0;
+    const int k = Reversed ? p0 : p2;
+    const int j0 = j_begin + block * m;
+    const int j1 = j0 + m < j_end ? j0 + m : j_end;
+    T below = u(i, j0 - 1, k);
+    T centre = u(i, j0, k);
+    for (int j = j0; j < j1; ++j) {
+      const T above = u(i, j + 1, k);
+      f(i, j, k) = stencil7(centre, u(i - 1, j, k), u(i + 1, j, k), below, above, u(i, j, k - 1),
+                            u(i, j, k + 1), a);
+      below = centre;
+      centre = above;
+    }
+  }
+};
+
+template <Kokkos::Iterate Iter, unsigned LaunchBound>
+using Policy = MDPolicy3<Kokkos::DefaultExecutionSpace, Iter, LaunchBound>;
+
+// The tile Kokkos uses for `plan` when 0 entries of `tile` (policy order) take Kokkos' defaults.
+template <Kokkos::Iterate Iter, unsigned LaunchBound>
+std::array<std::int64_t, 3> resolved_tile(const LaunchPlan& plan,
+                                          const std::array<std::int64_t, 3>& tile) {
+  using P = Policy<Iter, LaunchBound>;
+  typename P::point_type lower, upper;
+  for (int d = 0; d < 3; ++d) {
+    lower[d] = static_cast<int>(plan.lower[d]);
+    upper[d] = static_cast<int>(plan.upper[d]);
+  }
+  const P defaults(lower, upper);
+  std::array<std::int64_t, 3> merged;
+  for (int d = 0; d < 3; ++d) merged[d] = tile[d] > 0 ? tile[d] : defaults.m_tile[d];
+  return merged;
+}
+
+template <Kokkos::Iterate Iter, unsigned LaunchBound>
+Policy<Iter, LaunchBound> make_policy(const LaunchPlan& plan,
+                                      const std::array<std::int64_t, 3>& tile) {
+  using P = Policy<Iter, LaunchBound>;
+  typename P::point_type lower, upper;
+  typename P::tile_type t;
+  for (int d = 0; d < 3; ++d) {
+    lower[d] = static_cast<int>(plan.lower[d]);
+    upper[d] = static_cast<int>(plan.upper[d]);
+    t[d] = static_cast<int>(tile[d]);
+  }
+  return P(lower, upper, t);
+}
+
+// Calls body(std::integral_constant<bool, Reversed>, std::integral_constant<Iterate, Iter>,
+// std::integral_constant<unsigned, LaunchBound>) for the runtime mapping and launch bound.
+template <class Body>
+void dispatch_traits(const Mapping& mapping, int launch_bounds, Body&& body) {
+  auto with_bound = [&](auto reversed, auto iterate) {
+    switch (launch_bounds) {
+      case 0:
+        return body(reversed, iterate, std::integral_constant<unsigned, 0>{});
+      case 128:
+        return body(reversed, iterate, std::integral_constant<unsigned, 128>{});
+      case 256:
+        return body(reversed, iterate, std::integral_constant<unsigned, 256>{});
+      case 512:
+        return body(reversed, iterate, std::integral_constant<unsigned, 512>{});
+      case 1024:
+        return body(reversed, iterate, std::integral_constant<unsigned, 1024>{});
+    }
+    throw std::invalid_argument("launch bounds must be 0, 128, 256, 512 or 1024");
+  };
+  using Left = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Left>;
+  using Right = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Right>;
+  if (mapping.reversed) {
+    if (mapping.iterate_right)
+      throw std::invalid_argument("reversed policy order is only used with Iterate::Left");
+    return with_bound(std::true_type{}, Left{});
+  }
+  if (mapping.iterate_right) return with_bound(std::false_type{}, Right{});
+  return with_bound(std::false_type{}, Left{});
+}
+
+template <class T, class KokkosLayout>
+void apply(const LaplacianKernelConfig& config, const Grid& grid,
+           const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+  const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
+  const auto plans = plan_launches(config, grid);
+  const auto tile = to_policy_order(config.mapping, config.tile);
+  dispatch_traits(config.mapping, config.launch_bounds,
+                  [&](auto reversed, auto iterate, auto bound) {
+                    constexpr bool Reversed = decltype(reversed)::value;
+                    constexpr Kokkos::Iterate Iter = decltype(iterate)::value;
+                    constexpr unsigned Bound = decltype(bound)::value;
+                    for (const auto& plan : plans) {
+                      const auto policy =
+                          make_policy<Iter, Bound>(plan, resolved_tile<Iter, Bound>(plan, tile));
+                      if (plan.column) {
+                        Kokkos::parallel_for("kstencil::laplacian::register_blocked", policy,
+                                             ColumnStencil<T, KokkosLayout, Reversed>{
+                                                 u, f, a, config.m, static_cast<int>(plan.j_begin),
+                                                 static_cast<int>(plan.j_end)});
+                      } else {
+                        Kokkos::parallel_for("kstencil::laplacian::mdrange", policy,
+                                             PointStencil<T, KokkosLayout, Reversed>{u, f, a});
+                      }
+                    }
+                  });
+}
+
+}  // namespace laplacian_detail
+}  // namespace kstencil

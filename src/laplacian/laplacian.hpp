@@ -1,0 +1,129 @@
+#pragma once
+// The 7-point Laplacian (seed 000, AMD lab notes kernels 5 and 7) as Kokkos MDRange kernels.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/exec_space.hpp"
+#include "core/field.hpp"
+#include "core/grid.hpp"
+#include "core/mapping.hpp"
+
+namespace kstencil {
+
+enum class LaplacianVariant {
+  mdrange,           // one point per work item
+  register_blocked,  // m points along y per work item, y neighbours reused from registers
+  subdomain          // the y range split into parts launched one after another
+};
+
+LaplacianVariant parse_laplacian_variant(const std::string& word);
+std::string to_string(LaplacianVariant variant);
+
+struct LaplacianKernelConfig {
+  LaplacianVariant variant = LaplacianVariant::mdrange;
+  Mapping mapping;
+  std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
+  int launch_bounds = 0;                      // 0 = none, else max threads per block
+  int m = 1;      // points per work item along y (register_blocked, subdomain)
+  int parts = 1;  // y parts (subdomain)
+};
+
+// f = seed 000's 7-point formula, evaluated in one fixed order by every variant so that results
+// agree bitwise: u*(-2)(1/hx^2+1/hy^2+1/hz^2) + (x neighbours)/hx^2 + (y ...)/hy^2 + (z ...)/hz^2.
+template <class T>
+struct StencilCoeffs {
+  T center, x, y, z;
+  static StencilCoeffs from_spacing(const Real3& h) {
+    const T ix = static_cast<T>(1.0 / (h[0] * h[0]));
+    const T iy = static_cast<T>(1.0 / (h[1] * h[1]));
+    const T iz = static_cast<T>(1.0 / (h[2] * h[2]));
+    return {static_cast<T>(-2) * (ix + iy + iz), ix, iy, iz};
+  }
+};
+
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION T stencil7(const T c, const T xm, const T xp, const T ym, const T yp,
+                                       const T zm, const T zp, const StencilCoeffs<T>& a) {
+  return c * a.center + (xm + xp) * a.x + (ym + yp) * a.y + (zm + zp) * a.z;
+}
+
+// Points the Laplacian updates on this rank: interior of the domain within the owned box.
+inline Box laplacian_update_box(const Grid& grid) {
+  return grid.owned.intersect(grid.interior());
+}
+
+// One kernel launch as Kokkos will run it: tile and extents in policy-dimension order.
+struct LaunchShape {
+  std::array<std::int64_t, 3> tile{0, 0, 0};
+  std::array<std::int64_t, 3> extents{0, 0, 0};
+};
+
+// The launches `config` makes on `grid`, with 0 tile entries replaced by Kokkos' default entries.
+std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& config,
+                                                 const Grid& grid);
+// Why `config` cannot run on `limits`, or nullopt. Checks every launch's tile.
+std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig& config,
+                                                    const Grid& grid, const ExecLimits& limits);
+
+// f = Laplacian(u) on laplacian_update_box(grid); other points of f are not touched.
+// Throws std::invalid_argument if the configuration is not valid on the default execution space.
+template <class T, class KokkosLayout>
+void apply_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
+                     const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f);
+
+// Number of y parts for the subdomain variant so that three planes (cross-sections normal to the
+// slowest axis) of one part fit in half the last-level cache.
+int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
+                         int m);
+
+// Test fields. quadratic: u = (x-xc)^2 + 2 (y-yc)^2 + 3 (z-zc)^2 with offsets taken in index space
+// (exact for power-of-two spacings), whose Laplacian is exactly quadratic_laplacian everywhere.
+// sine: u = sin(pi X) sin(pi Y) sin(pi Z), X = (x - x0)/Lx over the domain, Laplacian
+// -pi^2 (1/Lx^2 + 1/Ly^2 + 1/Lz^2) u.
+enum class TestField { quadratic, sine };
+TestField parse_test_field(const std::string& word);
+inline constexpr double quadratic_laplacian = 12.0;
+
+struct TestFieldSpec {
+  TestField kind;
+  Index3 points;
+  Real3 spacing;
+  static TestFieldSpec of(TestField kind, const Grid& grid) {
+    return {kind, grid.points, grid.spacing};
+  }
+};
+
+// Value of the test field at global point (i, j, k), on host or device.
+KOKKOS_INLINE_FUNCTION double test_field_value(const TestFieldSpec& s, Index i, Index j, Index k) {
+#if KOKKOS_VERSION >= 30700
+  using Kokkos::sin;
+#else
+  using Kokkos::Experimental::sin;
+#endif
+  const Index g[3] = {i, j, k};
+  if (s.kind == TestField::quadratic) {
+    double sum = 0;
+    for (int d = 0; d < 3; ++d) {
+      const double offset = static_cast<double>(g[d] - s.points[d] / 2) * s.spacing[d];
+      sum += (d + 1) * offset * offset;
+    }
+    return sum;
+  }
+  constexpr double pi = 3.14159265358979323846;
+  double product = 1;
+  for (int d = 0; d < 3; ++d)
+    product *= sin(pi * static_cast<double>(g[d]) / static_cast<double>(s.points[d] - 1));
+  return product;
+}
+
+// Analytic Laplacian of the test field at global point (i, j, k).
+double analytic_laplacian(const TestFieldSpec& spec, Index i, Index j, Index k);
+
+// u = the test field over the grid's allocated box.
+template <class T, class KokkosLayout>
+void fill_test_field(const TestFieldSpec& spec, const Grid& grid, const Field<T, KokkosLayout>& u);
+
+}  // namespace kstencil

@@ -1,0 +1,115 @@
+#include <cmath>
+#include <stdexcept>
+
+#include "laplacian/kernels.hpp"
+
+namespace kstencil {
+
+LaplacianVariant parse_laplacian_variant(const std::string& word) {
+  if (word == "mdrange") return LaplacianVariant::mdrange;
+  if (word == "register-blocked") return LaplacianVariant::register_blocked;
+  if (word == "subdomain") return LaplacianVariant::subdomain;
+  throw std::invalid_argument("unknown Laplacian variant " + word);
+}
+
+std::string to_string(LaplacianVariant variant) {
+  switch (variant) {
+    case LaplacianVariant::mdrange:
+      return "mdrange";
+    case LaplacianVariant::register_blocked:
+      return "register-blocked";
+    case LaplacianVariant::subdomain:
+      return "subdomain";
+  }
+  return "?";
+}
+
+TestField parse_test_field(const std::string& word) {
+  if (word == "quadratic") return TestField::quadratic;
+  if (word == "sine") return TestField::sine;
+  throw std::invalid_argument("unknown test field " + word);
+}
+
+namespace laplacian_detail {
+
+std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const Grid& grid) {
+  const Box box = grid.to_local(laplacian_update_box(grid));
+  if (box.empty()) return {};
+  const bool column = config.variant == LaplacianVariant::register_blocked ||
+                      (config.variant == LaplacianVariant::subdomain && config.m > 1);
+  const Index m = column ? std::max(config.m, 1) : 1;
+  const Index ny = box.extent(1);
+  Index chunk = ny;
+  if (config.variant == LaplacianVariant::subdomain) {
+    const Index parts = std::max(config.parts, 1);
+    chunk = (ny + parts - 1) / parts;
+    chunk = (chunk + m - 1) / m * m;  // whole blocks of m points per part
+  }
+  std::vector<LaunchPlan> plans;
+  for (Index j0 = box.lo[1]; j0 < box.hi[1]; j0 += chunk) {
+    LaunchPlan plan;
+    plan.column = column;
+    plan.j_begin = j0;
+    plan.j_end = std::min(j0 + chunk, box.hi[1]);
+    const Index3 lower{box.lo[0], column ? 0 : plan.j_begin, box.lo[2]};
+    const Index3 upper{box.hi[0], column ? (plan.j_end - plan.j_begin + m - 1) / m : plan.j_end,
+                       box.hi[2]};
+    plan.lower = to_policy_order(config.mapping, lower);
+    plan.upper = to_policy_order(config.mapping, upper);
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
+}  // namespace laplacian_detail
+
+std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& config,
+                                                 const Grid& grid) {
+  using namespace laplacian_detail;
+  std::vector<LaunchShape> shapes;
+  const auto tile = to_policy_order(config.mapping, config.tile);
+  dispatch_traits(config.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
+    for (const auto& plan : plan_launches(config, grid)) {
+      LaunchShape shape;
+      shape.tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(plan, tile);
+      for (int d = 0; d < 3; ++d) shape.extents[d] = plan.upper[d] - plan.lower[d];
+      shapes.push_back(shape);
+    }
+  });
+  return shapes;
+}
+
+std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig& config,
+                                                    const Grid& grid, const ExecLimits& limits) {
+  if (config.m < 1) return "m must be at least 1";
+  if (config.parts < 1) return "parts must be at least 1";
+  for (const auto& shape : laplacian_launch_shapes(config, grid))
+    if (auto problem = tile_problem(shape.tile, shape.extents, limits, config.launch_bounds))
+      return "policy tile " + format_triple(shape.tile) + " over extents " +
+             format_triple(shape.extents) + ": " + *problem;
+  return std::nullopt;
+}
+
+int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
+                         int m) {
+  if (llc_bytes <= 0) return 1;
+  const Index contiguous = grid.local_extents()[layout == Layout::left ? 0 : 2];
+  const Index ny = grid.local_extents()[1];
+  const double plane_bytes = static_cast<double>(contiguous) * ny * element_bytes;
+  const Index parts = static_cast<Index>(std::ceil(3.0 * plane_bytes / (0.5 * llc_bytes)));
+  const Index max_parts = std::max<Index>((laplacian_update_box(grid).extent(1) + m - 1) / m, 1);
+  return static_cast<int>(std::clamp<Index>(parts, 1, max_parts));
+}
+
+double analytic_laplacian(const TestFieldSpec& spec, Index i, Index j, Index k) {
+  if (spec.kind == TestField::quadratic) return quadratic_laplacian;
+  constexpr double pi = 3.14159265358979323846;
+  double wave = 0;
+  for (int d = 0; d < 3; ++d) {
+    const double length = static_cast<double>(spec.points[d] - 1) * spec.spacing[d];
+    wave += pi * pi / (length * length);
+  }
+  return -wave * test_field_value(spec, i, j, k);
+}
+
+}  // namespace kstencil

@@ -1,0 +1,254 @@
+#include "laplacian/laplacian_run.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "core/output.hpp"
+#include "core/timing.hpp"
+#include "kstencil/version.hpp"
+
+namespace kstencil {
+
+LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout,
+                                               const Mapping& mapping, const Grid&, int) {
+  LaplacianKernelConfig config;
+  config.mapping = mapping;
+  config.variant = LaplacianVariant::mdrange;
+  if (limits.gpu) {
+    // 256 threads, 32 along the contiguous (policy dimension 0) axis.
+    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{32, 4, 2});
+  }
+  return config;
+}
+
+LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
+  LaplacianSetup s;
+  s.grid = Grid::whole(
+      {deck.integer("grid", "nx"), deck.integer("grid", "ny"), deck.integer("grid", "nz")},
+      deck.real3("grid", "origin"),
+      {deck.real("grid", "hx"), deck.real("grid", "hy"), deck.real("grid", "hz")});
+  for (int d = 0; d < 3; ++d)
+    if (s.grid.points[d] > std::numeric_limits<int>::max() / 2)
+      throw deck.error("grid", std::string("n") + "xyz"[d], "too many points along one axis",
+                       "at most " + std::to_string(std::numeric_limits<int>::max() / 2));
+  s.layout = parse_layout(deck.string("kernel", "layout"));
+  s.single_precision = deck.string("run", "precision") == "float";
+  s.requested_variant = deck.string("kernel", "variant");
+  s.requested_iterate = deck.string("kernel", "iterate");
+  s.field = parse_test_field(deck.string("laplacian", "field"));
+  s.warmup = static_cast<int>(deck.integer("run", "warmup"));
+  s.repeats = static_cast<int>(deck.integer("run", "repeats"));
+  const Mapping mapping =
+      resolve_mapping(s.layout, parse_iter_order(s.requested_iterate), limits.gpu);
+  const int element_bytes = s.single_precision ? 4 : 8;
+  if (s.requested_variant == "auto") {
+    s.kernel = default_laplacian_kernel(limits, s.layout, mapping, s.grid, element_bytes);
+  } else {
+    s.kernel.variant = parse_laplacian_variant(s.requested_variant);
+    s.kernel.mapping = mapping;
+    s.kernel.tile = deck.integer3("kernel", "tile");
+    s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
+    s.kernel.m = static_cast<int>(deck.integer("kernel", "m"));
+    s.kernel.parts =
+        deck.is_auto("kernel", "parts")
+            ? auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes, s.kernel.m)
+            : static_cast<int>(deck.integer("kernel", "parts"));
+  }
+  if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits)) {
+    std::string allowed =
+        limits.gpu ? "tiles (in policy order " + s.kernel.mapping.describe() + ") with at most " +
+                         std::to_string(limits.max_threads_per_block) +
+                         " threads (or kernel.launch_bounds), at most " +
+                         format_triple({limits.max_block_dims[0], limits.max_block_dims[1],
+                                        limits.max_block_dims[2]}) +
+                         " per dimension and at most 65535 blocks along y and z"
+                   : "positive tile entries, or 0 for Kokkos' default";
+    throw deck.error("kernel", "tile", "not valid on " + limits.backend + ": " + *problem, allowed);
+  }
+  return s;
+}
+
+nlohmann::ordered_json LaplacianVerification::to_json() const {
+  return {{"passed", passed},
+          {"quadratic_max_error", quadratic_max_error},
+          {"quadratic_tolerance", quadratic_tolerance},
+          {"reference_max_diff", reference_max_diff},
+          {"reference_tolerance", reference_tolerance},
+          {"reference_bitwise", reference_mismatches == 0},
+          {"reference_mismatches", reference_mismatches},
+          {"untouched_violations", untouched_violations}};
+}
+
+namespace {
+
+// Seed 000's figure of merit: the bytes a perfect cache would move (every point read once except
+// the 8 corners and the 12 edges' interior points nobody reads, every interior point written).
+double laplacian_bytes(const Index3& n, int element_bytes) {
+  const double fetch = static_cast<double>(n[0]) * n[1] * n[2] - 8 - 4.0 * (n[0] - 2) -
+                       4.0 * (n[1] - 2) - 4.0 * (n[2] - 2);
+  const double write = static_cast<double>(n[0] - 2) * (n[1] - 2) * (n[2] - 2);
+  return (fetch + write) * element_bytes;
+}
+
+std::string fmt(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+template <class T, class KokkosLayout>
+int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck_path,
+              MPI_Comm comm) {
+  const ExecLimits limits = default_exec_limits();
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const bool write_output = deck.boolean("output", "enabled");
+  std::string run_name = deck.string("run", "name");
+  if (run_name.empty()) run_name = std::filesystem::path(deck_path).stem().string();
+  // Refuse an existing run folder before spending any time.
+  std::filesystem::path dir;
+  if (write_output)
+    dir = prepare_run_directory(deck.string("output", "root"), run_name,
+                                deck.boolean("output", "overwrite"), comm);
+
+  Kokkos::Profiling::pushRegion("kstencil::laplacian::verify");
+  const LaplacianVerification verification =
+      verify_laplacian<T, KokkosLayout>(s.kernel, s.grid, s.field);
+  Kokkos::Profiling::popRegion();
+
+  auto u = allocate_field<T, KokkosLayout>("u", s.grid);
+  auto f = allocate_field<T, KokkosLayout>("lap_u", s.grid);
+  fill_test_field(TestFieldSpec::of(s.field, s.grid), s.grid, u);
+  const Field<const T, KokkosLayout> u_const = u;
+  Kokkos::Profiling::pushRegion("kstencil::laplacian::timed");
+  const TimingStats timing = time_launches(
+      s.warmup, s.repeats, [&] { apply_laplacian<T, KokkosLayout>(s.kernel, s.grid, u_const, f); });
+  Kokkos::Profiling::popRegion();
+  const CopyBandwidth copy = measure_copy_bandwidth(
+      s.grid.points[0] * s.grid.points[1] * s.grid.points[2], sizeof(T), s.warmup, s.repeats);
+  const double fom = laplacian_bytes(s.grid.points, sizeof(T)) / timing.median_s * 1e-9;
+
+  const auto shapes = laplacian_launch_shapes(s.kernel, s.grid);
+  const std::array<std::int64_t, 3> policy_tile =
+      shapes.empty() ? std::array<std::int64_t, 3>{0, 0, 0} : shapes.front().tile;
+  const std::array<std::int64_t, 3> axis_tile = to_axis_order(s.kernel.mapping, policy_tile);
+  const std::string variant = to_string(s.kernel.variant);
+  const std::string precision = s.single_precision ? "float" : "double";
+  const std::string iterate = s.requested_iterate + " -> " + s.kernel.mapping.describe();
+
+  nlohmann::ordered_json summary = {{"kernel", "laplacian"},
+                                    {"variant", variant},
+                                    {"variant_requested", s.requested_variant},
+                                    {"layout", to_string(s.layout)},
+                                    {"iterate", s.requested_iterate},
+                                    {"mapping", s.kernel.mapping.describe()},
+                                    {"tile", axis_tile},
+                                    {"policy_tile", policy_tile},
+                                    {"launches", shapes.size()},
+                                    {"launch_bounds", s.kernel.launch_bounds},
+                                    {"m", s.kernel.m},
+                                    {"parts", s.kernel.parts},
+                                    {"grid", s.grid.points},
+                                    {"spacing", s.grid.spacing},
+                                    {"precision", precision},
+                                    {"field", s.field == TestField::sine ? "sine" : "quadratic"},
+                                    {"backend", limits.backend},
+                                    {"device", limits.device_name},
+                                    {"concurrency", limits.concurrency},
+                                    {"ranks", ranks},
+                                    {"warmup", s.warmup},
+                                    {"repeats", s.repeats},
+                                    {"time_median_s", timing.median_s},
+                                    {"time_min_s", timing.min_s},
+                                    {"time_max_s", timing.max_s},
+                                    {"bytes", laplacian_bytes(s.grid.points, sizeof(T))},
+                                    {"fom_gbs", fom},
+                                    {"copy_gbs", copy.gbs},
+                                    {"fom_ratio", fom / copy.gbs},
+                                    {"verified", verification.passed},
+                                    {"verification", verification.to_json()},
+                                    {"kokkos_version", kokkos_version_string()},
+                                    {"program_version", program_version},
+                                    {"deck", deck_path}};
+
+  if (write_output) {
+    const std::string resolved = deck.resolved_toml();
+    Attributes attributes = {{"kernel", std::string("laplacian")},
+                             {"variant", variant},
+                             {"layout", to_string(s.layout)},
+                             {"iterate", iterate},
+                             {"tile", axis_tile},
+                             {"precision", precision},
+                             {"backend", limits.backend},
+                             {"kokkos_version", kokkos_version_string()},
+                             {"program_version", std::string(program_version)},
+                             {"grid_dims", s.grid.points},
+                             {"origin", s.grid.origin},
+                             {"spacing", s.grid.spacing},
+                             {"deck", resolved}};
+    OutputSeries series(dir, run_name, attributes, comm);
+    const FieldGeometry geometry{s.grid.points, s.grid.origin, s.grid.spacing, s.grid.owned};
+    const auto u_host = to_host_x_fastest(u, s.grid, s.grid.owned);
+    const auto f_host = to_host_x_fastest(f, s.grid, s.grid.owned);
+    const bool is_float = s.single_precision;
+    series.write_step(0, 0.0,
+                      {FieldData{"u", geometry, u_host.data(), is_float},
+                       FieldData{"lap_u", geometry, f_host.data(), is_float}});
+    if (rank == 0) {
+      write_file_atomically(dir / "deck.toml", resolved);
+      write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
+    }
+  }
+
+  if (rank == 0) {
+    std::ostringstream out;
+    const auto& v = verification;
+    out << "kstencil " << program_version << " | laplacian | " << limits.backend << " on "
+        << limits.device_name << " (Kokkos " << kokkos_version_string() << ", concurrency "
+        << limits.concurrency << ", " << ranks << " rank" << (ranks > 1 ? "s" : "") << ")\n"
+        << "  grid          " << s.grid.points[0] << " x " << s.grid.points[1] << " x "
+        << s.grid.points[2] << ", h = (" << s.grid.spacing[0] << ", " << s.grid.spacing[1] << ", "
+        << s.grid.spacing[2] << "), " << precision << "\n"
+        << "  kernel        " << variant << (s.requested_variant == "auto" ? " (auto)" : "")
+        << ", layout " << to_string(s.layout) << ", iterate " << iterate << "\n"
+        << "  tile          " << format_triple(axis_tile) << " (x y z; policy order "
+        << format_triple(policy_tile) << "), launch bounds "
+        << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
+    if (s.kernel.variant != LaplacianVariant::mdrange) out << ", m " << s.kernel.m;
+    if (s.kernel.variant == LaplacianVariant::subdomain) out << ", parts " << s.kernel.parts;
+    out << "\n"
+        << "  time          median " << fmt("%.4g", timing.median_s * 1e3) << " ms (min "
+        << fmt("%.4g", timing.min_s * 1e3) << ", max " << fmt("%.4g", timing.max_s * 1e3)
+        << ") over " << s.repeats << " runs after " << s.warmup << " warm-up\n"
+        << "  FOM           " << fmt("%.1f", fom) << " GB/s; copy " << fmt("%.1f", copy.gbs)
+        << " GB/s (same run); FOM/copy " << fmt("%.3f", fom / copy.gbs) << "\n"
+        << "  verification  " << (v.passed ? "PASS" : "FAIL") << " (quadratic max error "
+        << fmt("%.3g", v.quadratic_max_error) << " <= " << fmt("%.3g", v.quadratic_tolerance)
+        << "; reference "
+        << (v.reference_mismatches == 0 ? std::string("bitwise equal")
+                                        : "max diff " + fmt("%.3g", v.reference_max_diff) +
+                                              " <= " + fmt("%.3g", v.reference_tolerance))
+        << "; untouched points " << (v.untouched_violations == 0 ? "ok" : "WRITTEN") << ")\n";
+    if (write_output) out << "  output        " << dir.string() << "/ (" << run_name << ".xdmf)\n";
+    std::fputs(out.str().c_str(), stdout);
+    std::fflush(stdout);
+  }
+  return verification.passed ? 0 : 1;
+}
+
+}  // namespace
+
+int run_laplacian_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+  const LaplacianSetup setup = laplacian_setup_from_deck(deck, default_exec_limits());
+  if (setup.single_precision)
+    return setup.layout == Layout::left
+               ? run_typed<float, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
+               : run_typed<float, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
+  return setup.layout == Layout::left
+             ? run_typed<double, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
+             : run_typed<double, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
+}
+
+}  // namespace kstencil

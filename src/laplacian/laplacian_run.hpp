@@ -1,0 +1,54 @@
+#pragma once
+// A Laplacian run as the driver does it: deck -> configuration -> verification -> timing ->
+// output and summary.
+#include <mpi.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/deck.hpp"
+#include "core/exec_space.hpp"
+#include "laplacian/laplacian.hpp"
+
+namespace kstencil {
+
+struct LaplacianSetup {
+  Grid grid;
+  Layout layout = Layout::right;
+  bool single_precision = false;
+  LaplacianKernelConfig kernel;
+  std::string requested_variant;  // as in the deck ("auto" or a variant)
+  std::string requested_iterate;
+  TestField field = TestField::sine;
+  int warmup = 2, repeats = 10;
+};
+
+// The configuration the deck asks for on `limits`. Throws DeckError (naming the key and what is
+// allowed) for configurations that cannot run there.
+LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& limits);
+
+// The backend's default kernel configuration (variant "auto"), from measurements
+// (docs/PERFORMANCE.md).
+LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout layout,
+                                               const Mapping& mapping, const Grid& grid,
+                                               int element_bytes);
+
+struct LaplacianVerification {
+  double quadratic_max_error = 0, quadratic_tolerance = 0;
+  double reference_max_diff = 0, reference_tolerance = 0;
+  std::int64_t reference_mismatches = 0;  // points not bitwise equal to the reference
+  std::int64_t untouched_violations = 0;  // points outside the update box that were written
+  bool passed = false;
+  nlohmann::ordered_json to_json() const;
+};
+
+// Checks `config` on `grid`: exactness on the quadratic field and agreement with an independent
+// host reference on `field`; every point outside the update box must stay untouched.
+template <class T, class KokkosLayout>
+LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
+                                       TestField field);
+
+// Runs the deck; returns the process exit status (0 pass, 1 verification failed).
+int run_laplacian_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);
+
+}  // namespace kstencil

@@ -1,0 +1,226 @@
+// Laplacian kernels: exactness, convergence, invariance across every configuration, validation.
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
+#include <vector>
+
+#include "laplacian/kernels.hpp"
+#include "laplacian/laplacian_run.hpp"
+
+using namespace kstencil;
+
+namespace {
+
+template <class T, class L>
+std::vector<T> laplacian_of(TestField kind, const LaplacianKernelConfig& config, const Grid& grid) {
+  auto u = allocate_field<T, L>("u", grid);
+  auto f = allocate_field<T, L>("f", grid);
+  fill_test_field(TestFieldSpec::of(kind, grid), grid, u);
+  apply_laplacian<T, L>(config, grid, u, f);
+  return to_host_x_fastest(f, grid, grid.global());
+}
+
+template <class L>
+std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
+  std::vector<LaplacianKernelConfig> configs;
+  const Layout layout = layout_of<L>();
+  for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
+    for (auto variant : {LaplacianVariant::mdrange, LaplacianVariant::register_blocked,
+                         LaplacianVariant::subdomain})
+      for (std::array<std::int64_t, 3> tile :
+           {std::array<std::int64_t, 3>{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}})
+        for (int m : {1, 2, 8, 16})
+          for (int parts : {1, 3})
+            for (int bound : {0, 128}) {
+              if (variant == LaplacianVariant::mdrange && (m != 1 || parts != 1)) continue;
+              if (variant == LaplacianVariant::register_blocked && parts != 1) continue;
+              LaplacianKernelConfig c;
+              c.variant = variant;
+              c.mapping = resolve_mapping(layout, order, gpu_mapping);
+              c.tile = tile;
+              c.m = m;
+              c.parts = parts;
+              c.launch_bounds = bound;
+              configs.push_back(c);
+            }
+  return configs;
+}
+
+std::string describe(const LaplacianKernelConfig& c) {
+  return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
+         " m " + std::to_string(c.m) + " parts " + std::to_string(c.parts) + " bounds " +
+         std::to_string(c.launch_bounds);
+}
+
+template <class T, class L>
+void check_exact_quadratic(const Real3& spacing) {
+  const Grid grid = Grid::whole({21, 18, 13}, {0.5, -1.0, 2.0}, spacing);
+  for (bool gpu_mapping : {false, true})
+    for (const auto& config : all_configs<L>(gpu_mapping)) {
+      const auto f = laplacian_of<T, L>(TestField::quadratic, config, grid);
+      const Box interior = grid.interior();
+      std::size_t wrong = 0, n = 0;
+      for (Index k = 0; k < grid.points[2]; ++k)
+        for (Index j = 0; j < grid.points[1]; ++j)
+          for (Index i = 0; i < grid.points[0]; ++i, ++n)
+            if (interior.contains({i, j, k})) wrong += f[n] != T(quadratic_laplacian);
+      INFO(describe(config));
+      REQUIRE(wrong == 0);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("quadratic field: discrete Laplacian is exactly 12 at every interior point (double)",
+          "[laplacian]") {
+  // Power-of-two spacings keep every value an exact small binary fraction: no rounding at all.
+  check_exact_quadratic<double, Kokkos::LayoutLeft>({1.0, 1.0, 1.0});
+  check_exact_quadratic<double, Kokkos::LayoutRight>({0.5, 0.25, 2.0});
+}
+
+TEST_CASE("quadratic field: discrete Laplacian is exactly 12 at every interior point (float)",
+          "[laplacian]") {
+  check_exact_quadratic<float, Kokkos::LayoutLeft>({0.5, 1.0, 1.0});
+  check_exact_quadratic<float, Kokkos::LayoutRight>({1.0, 1.0, 0.5});
+}
+
+TEST_CASE("sine field: error against the analytic Laplacian falls 4x per halving of h",
+          "[laplacian]") {
+  std::vector<double> errors;
+  for (Index n : {17, 33, 65}) {
+    const double h = 1.0 / static_cast<double>(n - 1);
+    const Grid grid = Grid::whole({n, n, n}, {0, 0, 0}, {h, h, h});
+    LaplacianKernelConfig config;
+    const auto f = laplacian_of<double, Kokkos::LayoutRight>(TestField::sine, config, grid);
+    const auto spec = TestFieldSpec::of(TestField::sine, grid);
+    double max_error = 0;
+    std::size_t idx = 0;
+    for (Index k = 0; k < n; ++k)
+      for (Index j = 0; j < n; ++j)
+        for (Index i = 0; i < n; ++i, ++idx)
+          if (grid.interior().contains({i, j, k}))
+            max_error = std::max(max_error, std::abs(f[idx] - analytic_laplacian(spec, i, j, k)));
+    errors.push_back(max_error);
+  }
+  // Truncation error h^2/12 u'''' per axis: the ratio tends to 4 from rounding-free coarse grids.
+  for (std::size_t r = 1; r < errors.size(); ++r) {
+    const double ratio = errors[r - 1] / errors[r];
+    INFO("errors " << errors[r - 1] << " -> " << errors[r]);
+    CHECK(ratio > 3.9);
+    CHECK(ratio < 4.1);
+  }
+}
+
+TEMPLATE_TEST_CASE(
+    "every layout, iteration order, tile, variant, m, parts and launch bound gives "
+    "the bitwise same result",
+    "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  const Grid grid = Grid::whole({19, 23, 17}, {0, 0, 0}, {0.1, 0.2, 0.3});
+  const LaplacianKernelConfig reference_config;
+  const auto reference = laplacian_of<double, TestType>(TestField::sine, reference_config, grid);
+  const auto other_layout =
+      std::is_same<TestType, Kokkos::LayoutLeft>::value
+          ? laplacian_of<double, Kokkos::LayoutRight>(TestField::sine, reference_config, grid)
+          : laplacian_of<double, Kokkos::LayoutLeft>(TestField::sine, reference_config, grid);
+  REQUIRE(reference == other_layout);
+  std::size_t checked = 0;
+  for (bool gpu_mapping : {false, true})
+    for (const auto& config : all_configs<TestType>(gpu_mapping)) {
+      INFO(describe(config));
+      REQUIRE(laplacian_of<double, TestType>(TestField::sine, config, grid) == reference);
+      ++checked;
+    }
+  CHECK(checked > 100);
+}
+
+TEST_CASE(
+    "verification passes, is bitwise against the host reference and leaves non-updated "
+    "points untouched",
+    "[laplacian]") {
+  const Grid grid = Grid::whole({30, 20, 10}, {0, 0, 0}, {0.01, 0.02, 0.03});
+  LaplacianKernelConfig config;
+  config.variant = LaplacianVariant::subdomain;
+  config.m = 4;
+  config.parts = 3;
+  config.mapping = resolve_mapping(Layout::right, IterOrder::automatic, false);
+  for (TestField field : {TestField::sine, TestField::quadratic}) {
+    const auto v = verify_laplacian<float, Kokkos::LayoutRight>(config, grid, field);
+    CHECK(v.passed);
+    CHECK(v.reference_mismatches == 0);
+    CHECK(v.untouched_violations == 0);
+    CHECK(v.quadratic_max_error <= v.quadratic_tolerance);
+  }
+}
+
+TEST_CASE("subdomain parts and register blocks cover the y range exactly once", "[laplacian]") {
+  const Grid grid = Grid::whole({8, 50, 9}, {0, 0, 0}, {1, 1, 1});
+  for (int parts : {1, 2, 3, 7, 48})
+    for (int m : {1, 2, 4, 8, 16}) {
+      LaplacianKernelConfig config;
+      config.variant = LaplacianVariant::subdomain;
+      config.parts = parts;
+      config.m = m;
+      std::vector<int> covered(50, 0);
+      for (const auto& plan : laplacian_detail::plan_launches(config, grid))
+        for (Index j = plan.j_begin; j < plan.j_end; ++j) ++covered[j];
+      for (Index j = 0; j < 50; ++j) {
+        INFO("parts " << parts << " m " << m << " j " << j);
+        CHECK(covered[j] == (j >= 1 && j < 49 ? 1 : 0));
+      }
+    }
+}
+
+TEST_CASE("auto subdomain parts keep three planes of a part within half the last-level cache",
+          "[laplacian]") {
+  const Grid grid = Grid::whole({2048, 1024, 256}, {0, 0, 0}, {1, 1, 1});
+  const std::int64_t llc = 50 << 20;  // H100 L2
+  // LayoutLeft: planes are x-y, 2048 * 1024 * 8 B = 16 MiB; 3 planes / parts <= 25 MiB -> 2 parts.
+  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 8) == 2);
+  // LayoutRight: planes are z-y, 256 * 1024 * 8 B = 2 MiB: one part.
+  CHECK(auto_subdomain_parts(grid, Layout::right, 8, llc, 8) == 1);
+  CHECK(auto_subdomain_parts(grid, Layout::left, 8, 0, 8) == 1);
+}
+
+TEST_CASE("auto iteration makes the contiguous index fastest on host and GPU", "[mapping]") {
+  CHECK(resolve_mapping(Layout::left, IterOrder::automatic, false) == Mapping{false, false});
+  CHECK(resolve_mapping(Layout::right, IterOrder::automatic, false) == Mapping{false, true});
+  CHECK(resolve_mapping(Layout::left, IterOrder::automatic, true) == Mapping{false, false});
+  // On GPUs policy dimension 0 is threadIdx.x: LayoutRight's contiguous k goes first.
+  CHECK(resolve_mapping(Layout::right, IterOrder::automatic, true) == Mapping{true, false});
+  CHECK(resolve_mapping(Layout::right, IterOrder::left, true) == Mapping{false, false});
+  const Mapping reversed{true, false};
+  CHECK(to_policy_order(reversed, std::array<std::int64_t, 3>{1, 2, 3}) ==
+        std::array<std::int64_t, 3>{3, 2, 1});
+}
+
+TEST_CASE("tile validation rejects launches Kokkos would drop or refuse on a GPU", "[mapping]") {
+  ExecLimits gpu;
+  gpu.backend = "Cuda";
+  gpu.gpu = true;
+  gpu.max_threads_per_block = 1024;
+  gpu.max_block_dims = {1024, 1024, 64};
+  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  const std::array<std::int64_t, 3> big{512, 512, 512};
+  using Catch::Matchers::ContainsSubstring;
+  CHECK_FALSE(tile_problem({32, 4, 2}, big, gpu, 0));
+  CHECK_FALSE(tile_problem({1024, 1, 1}, big, gpu, 0));
+  // Kokkos issue #8239: more than 64 threads in block z silently skip work.
+  CHECK_THAT(*tile_problem({1, 2, 128}, big, gpu, 0), ContainsSubstring("exceed the limit of 64"));
+  CHECK_THAT(*tile_problem({1, 1, 256}, big, gpu, 0), ContainsSubstring("#8239"));
+  CHECK_THAT(*tile_problem({64, 32, 1}, big, gpu, 0), ContainsSubstring("2048 threads per block"));
+  CHECK_THAT(*tile_problem({32, 8, 1}, big, gpu, 128), ContainsSubstring("kernel.launch_bounds"));
+  // Kokkos issue #4192: more than 65535 blocks along y are not launched by Kokkos 3.4.
+  CHECK_THAT(*tile_problem({32, 1, 1}, {32, 70000, 4}, gpu, 0), ContainsSubstring("#4192"));
+  ExecLimits host;
+  host.backend = "OpenMP";
+  CHECK_FALSE(tile_problem({1, 1, 4096}, big, host, 0));
+
+  // A configuration's launches are checked with Kokkos' defaults filled in.
+  const Grid grid = Grid::whole({64, 64, 64}, {0, 0, 0}, {1, 1, 1});
+  LaplacianKernelConfig config;
+  config.tile = {0, 0, 128};
+  CHECK(laplacian_config_problem(config, grid, gpu).has_value());
+  CHECK_FALSE(laplacian_config_problem(config, grid, host).has_value());
+}
