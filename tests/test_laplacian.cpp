@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "laplacian/kernels.hpp"
-#include "laplacian/laplacian_run.hpp"
+#include "laplacian/laplacian.hpp"
 
 using namespace kstencil;
 

@@ -10,7 +10,7 @@ template <class T, class KokkosLayout>
 struct FillTestField {
   Field<T, KokkosLayout> u;
   TestFieldSpec spec;
-  Index3 offset;  // global index of local (0, 0, 0)
+  Kokkos::Array<Index, 3> offset;  // global index of local (0, 0, 0)
 
   KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
     u(i, j, k) =
@@ -36,7 +36,8 @@ void fill_test_field(const TestFieldSpec& spec, const Grid& grid, const Field<T,
   using Policy = Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>;
   Kokkos::parallel_for(
       "kstencil::laplacian::fill", Policy({0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
-      laplacian_detail::FillTestField<T, KokkosLayout>{u, spec, grid.allocated.lo});
+      laplacian_detail::FillTestField<T, KokkosLayout>{
+          u, spec, {grid.allocated.lo[0], grid.allocated.lo[1], grid.allocated.lo[2]}});
 }
 
 #define KSTENCIL_INSTANTIATE_LAPLACIAN(T, L)                                         \

@@ -89,10 +89,12 @@ inline constexpr double quadratic_laplacian = 12.0;
 
 struct TestFieldSpec {
   TestField kind;
-  Index3 points;
-  Real3 spacing;
+  Kokkos::Array<Index, 3> points;  // Kokkos::Array: usable in device code
+  Kokkos::Array<double, 3> spacing;
   static TestFieldSpec of(TestField kind, const Grid& grid) {
-    return {kind, grid.points, grid.spacing};
+    return {kind,
+            {grid.points[0], grid.points[1], grid.points[2]},
+            {grid.spacing[0], grid.spacing[1], grid.spacing[2]}};
   }
 };
 
@@ -125,5 +127,19 @@ double analytic_laplacian(const TestFieldSpec& spec, Index i, Index j, Index k);
 // u = the test field over the grid's allocated box.
 template <class T, class KokkosLayout>
 void fill_test_field(const TestFieldSpec& spec, const Grid& grid, const Field<T, KokkosLayout>& u);
+
+struct LaplacianVerification {
+  double quadratic_max_error = 0, quadratic_tolerance = 0;
+  double reference_max_diff = 0, reference_tolerance = 0;
+  std::int64_t reference_mismatches = 0;  // points not bitwise equal to the reference
+  std::int64_t untouched_violations = 0;  // points outside the update box that were written
+  bool passed = false;
+};
+
+// Checks `config` on `grid`: exactness on the quadratic field and agreement with an independent
+// host reference on `field`; every point outside the update box must stay untouched.
+template <class T, class KokkosLayout>
+LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
+                                       TestField field);
 
 }  // namespace kstencil

@@ -69,15 +69,15 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
   return s;
 }
 
-nlohmann::ordered_json LaplacianVerification::to_json() const {
-  return {{"passed", passed},
-          {"quadratic_max_error", quadratic_max_error},
-          {"quadratic_tolerance", quadratic_tolerance},
-          {"reference_max_diff", reference_max_diff},
-          {"reference_tolerance", reference_tolerance},
-          {"reference_bitwise", reference_mismatches == 0},
-          {"reference_mismatches", reference_mismatches},
-          {"untouched_violations", untouched_violations}};
+nlohmann::ordered_json to_json(const LaplacianVerification& v) {
+  return {{"passed", v.passed},
+          {"quadratic_max_error", v.quadratic_max_error},
+          {"quadratic_tolerance", v.quadratic_tolerance},
+          {"reference_max_diff", v.reference_max_diff},
+          {"reference_tolerance", v.reference_tolerance},
+          {"reference_bitwise", v.reference_mismatches == 0},
+          {"reference_mismatches", v.reference_mismatches},
+          {"untouched_violations", v.untouched_violations}};
 }
 
 namespace {
@@ -168,7 +168,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                     {"copy_gbs", copy.gbs},
                                     {"fom_ratio", fom / copy.gbs},
                                     {"verified", verification.passed},
-                                    {"verification", verification.to_json()},
+                                    {"verification", to_json(verification)},
                                     {"kokkos_version", kokkos_version_string()},
                                     {"program_version", program_version},
                                     {"deck", deck_path}};

@@ -33,20 +33,7 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
                                                const Mapping& mapping, const Grid& grid,
                                                int element_bytes);
 
-struct LaplacianVerification {
-  double quadratic_max_error = 0, quadratic_tolerance = 0;
-  double reference_max_diff = 0, reference_tolerance = 0;
-  std::int64_t reference_mismatches = 0;  // points not bitwise equal to the reference
-  std::int64_t untouched_violations = 0;  // points outside the update box that were written
-  bool passed = false;
-  nlohmann::ordered_json to_json() const;
-};
-
-// Checks `config` on `grid`: exactness on the quadratic field and agreement with an independent
-// host reference on `field`; every point outside the update box must stay untouched.
-template <class T, class KokkosLayout>
-LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
-                                       TestField field);
+nlohmann::ordered_json to_json(const LaplacianVerification& verification);
 
 // Runs the deck; returns the process exit status (0 pass, 1 verification failed).
 int run_laplacian_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "laplacian/apply_impl.hpp"
-#include "laplacian/laplacian_run.hpp"
 
 namespace kstencil {
 namespace laplacian_detail {

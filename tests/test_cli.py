@@ -1,0 +1,298 @@
+#!/usr/bin/python3
+"""End-to-end checks of the kstencil program: decks, errors, outputs, HDF5/XDMF, ParaView.
+
+Usage: test_cli.py KSTENCIL_BINARY SOURCE_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import unittest
+import xml.etree.ElementTree as ET
+
+import h5py
+import numpy as np
+
+KSTENCIL = None
+SOURCE = None
+
+
+def run(args, cwd=None):
+    env = dict(os.environ, OMP_PROC_BIND="false", KOKKOS_DISABLE_WARNINGS="1")
+    return subprocess.run([KSTENCIL] + args, cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+
+
+SMALL_DECK = """
+[run]
+name = "small"
+warmup = 1
+repeats = 2
+[grid]
+nx = 21
+ny = 14
+nz = 9
+hx = 0.1
+hy = 0.2
+hz = 0.05
+origin = [1.0, -2.0, 0.5]
+[kernel]
+variant = "register-blocked"
+layout = "right"
+m = 4
+[laplacian]
+field = "sine"
+[output]
+root = "out"
+"""
+
+
+def sine_field(nx, ny, nz):
+    i, j, k = np.arange(nx), np.arange(ny), np.arange(nz)
+    sx, sy, sz = (np.sin(np.pi * a / (n - 1)) for a, n in ((i, nx), (j, ny), (k, nz)))
+    # Array order (z, y, x) like the HDF5 datasets.
+    return sz[:, None, None] * sy[None, :, None] * sx[None, None, :]
+
+
+def stencil(u, h):
+    """Seed 000's formula in its evaluation order, on the interior of a (z, y, x) array."""
+    ix, iy, iz = (1.0 / (s * s) for s in h)
+    c = u[1:-1, 1:-1, 1:-1]
+    return (c * (-2.0 * (ix + iy + iz)) + (u[1:-1, 1:-1, :-2] + u[1:-1, 1:-1, 2:]) * ix
+            + (u[1:-1, :-2, 1:-1] + u[1:-1, 2:, 1:-1]) * iy
+            + (u[:-2, 1:-1, 1:-1] + u[2:, 1:-1, 1:-1]) * iz)
+
+
+class Workdir(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kstencil-cli-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def deck(self, text, name="deck.toml"):
+        path = os.path.join(self.dir, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def run_deck(self, text, *overrides):
+        return run(["run", self.deck(text)] + list(overrides), cwd=self.dir)
+
+
+class Commands(unittest.TestCase):
+    def test_version(self):
+        r = run(["--version"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"kstencil \d+\.\d+\.\d+ \(Kokkos \d+\.\d+\.\d+\)")
+
+    def test_help_lists_subcommands(self):
+        r = run(["--help"])
+        self.assertEqual(r.returncode, 0)
+        for word in ("run", "info", "keys", "--kokkos"):
+            self.assertIn(word, r.stdout)
+
+    def test_info_reports_space_and_copy_bandwidth(self):
+        r = run(["info", "--kokkos-num-threads=2"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for word in ("Kokkos version", "default execution space", "concurrency", "last-level cache",
+                     "copy bandwidth"):
+            self.assertIn(word, r.stdout)
+        self.assertRegex(r.stdout, r"concurrency\s+2\n")
+        self.assertRegex(r.stdout, r"copy bandwidth\s+[0-9.]+ GB/s")
+
+    def test_keys_lists_every_key(self):
+        r = run(["keys"])
+        self.assertEqual(r.returncode, 0)
+        for key in ("| nx |", "| layout |", "| iterate |", "| tile |", "| launch_bounds |", "| m |",
+                    "| parts |", "| overwrite |"):
+            self.assertIn(key, r.stdout)
+
+
+class GoodRuns(Workdir):
+    def check_run(self, layout, precision, variant):
+        r = self.run_deck(SMALL_DECK, f"kernel.layout={layout}", f"run.precision={precision}",
+                          f"kernel.variant={variant}")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("verification  PASS", r.stdout)
+        folder = os.path.join(self.dir, "out", "small")
+        with open(os.path.join(folder, "summary.json")) as f:
+            summary = json.load(f)
+        for key in ("kernel", "variant", "layout", "iterate", "tile", "grid", "time_median_s",
+                    "fom_gbs", "copy_gbs", "fom_ratio", "verified"):
+            self.assertIn(key, summary)
+        self.assertEqual(summary["variant"], variant)
+        self.assertEqual(summary["layout"], layout)
+        self.assertEqual(summary["precision"], precision)
+        self.assertEqual(summary["grid"], [21, 14, 9])
+        self.assertTrue(summary["verified"])
+        self.assertGreater(summary["fom_gbs"], 0)
+        self.assertAlmostEqual(summary["fom_ratio"], summary["fom_gbs"] / summary["copy_gbs"])
+        # The resolved deck holds every key with the overrides applied.
+        with open(os.path.join(folder, "deck.toml"), "rb") as f:
+            resolved = tomllib.load(f)
+        self.assertEqual(resolved["kernel"]["layout"], layout)
+        self.assertEqual(resolved["kernel"]["tile"], [0, 0, 0])
+        self.assertEqual(sorted(os.listdir(folder)),
+                         ["deck.toml", "small.xdmf", "small_000000.h5", "summary.json"])
+
+        dtype = np.float32 if precision == "float" else np.float64
+        with h5py.File(os.path.join(folder, "small_000000.h5"), "r") as h5:
+            u, lap = h5["u"][...], h5["lap_u"][...]
+            self.assertEqual(u.shape, (9, 14, 21))
+            self.assertEqual(u.dtype, dtype)
+            attrs = h5.attrs
+            self.assertEqual(list(attrs["grid_dims"]), [21, 14, 9])
+            self.assertEqual(list(attrs["spacing"]), [0.1, 0.2, 0.05])
+            self.assertEqual(list(attrs["origin"]), [1.0, -2.0, 0.5])
+            self.assertEqual(attrs["step"], 0)
+            self.assertEqual(attrs["time"], 0.0)
+            for name, want in (("kernel", "laplacian"), ("variant", variant), ("layout", layout),
+                               ("precision", precision)):
+                value = attrs[name]
+                self.assertEqual(value.decode() if isinstance(value, bytes) else value, want)
+            deck_text = attrs["deck"]
+            deck_text = deck_text.decode() if isinstance(deck_text, bytes) else deck_text
+            self.assertEqual(tomllib.loads(deck_text), resolved)
+        # u is the analytic field (computed in double, then rounded to the run's precision; libm's
+        # sin may differ from numpy's by an ulp), lap_u is the stencil of u in the same order.
+        want = sine_field(21, 14, 9).astype(dtype)
+        np.testing.assert_allclose(u, want, rtol=0, atol=4 * np.finfo(dtype).eps)
+        np.testing.assert_array_equal(lap[1:-1, 1:-1, 1:-1],
+                                      stencil(u, (dtype(0.1), dtype(0.2), dtype(0.05))))
+        self.assertTrue(np.all(lap[0] == 0) and np.all(lap[:, :, -1] == 0))
+        return folder
+
+    def test_right_double_register_blocked(self):
+        self.check_run("right", "double", "register-blocked")
+
+    def test_left_float_subdomain(self):
+        self.check_run("left", "float", "subdomain")
+
+    def test_left_double_mdrange(self):
+        self.check_run("left", "double", "mdrange")
+
+    def test_xdmf_describes_the_data(self):
+        folder = self.check_run("right", "double", "mdrange")
+        root = ET.parse(os.path.join(folder, "small.xdmf")).getroot()
+        self.assertEqual(root.tag, "Xdmf")
+        series = root.find("Domain/Grid")
+        self.assertEqual(series.get("CollectionType"), "Temporal")
+        step = series.find("Grid")
+        self.assertEqual(float(step.find("Time").get("Value")), 0.0)
+        self.assertEqual(step.find("Topology").get("TopologyType"), "3DCoRectMesh")
+        self.assertEqual(step.find("Topology").get("Dimensions").split(), ["9", "14", "21"])
+        geometry = step.find("Geometry")
+        self.assertEqual(geometry.get("GeometryType"), "ORIGIN_DXDYDZ")
+        origin, spacing = (list(map(float, d.text.split())) for d in geometry.findall("DataItem"))
+        self.assertEqual(origin, [0.5, -2.0, 1.0])
+        self.assertEqual(spacing, [0.05, 0.2, 0.1])
+        names = {a.get("Name"): a.find("DataItem") for a in step.findall("Attribute")}
+        self.assertEqual(set(names), {"u", "lap_u"})
+        for name, item in names.items():
+            self.assertEqual(item.get("Precision"), "8")
+            self.assertEqual(item.text.strip(), f"small_000000.h5:/{name}")
+
+    def test_paraview_opens_the_output(self):
+        if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
+            self.skipTest("KSTENCIL_SKIP_PARAVIEW=1")
+        folder = self.check_run("left", "double", "register-blocked")
+        self.assertIsNotNone(shutil.which("pvbatch"), "pvbatch not found (make test installs it)")
+        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
+                            os.path.join(SOURCE, "tests", "paraview_check.py"),
+                            os.path.join(folder, "small.xdmf")],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("lap_u", r.stdout)
+
+    def test_overrides_change_any_key(self):
+        r = self.run_deck(SMALL_DECK, "grid.nx=12", "run.name=renamed", "kernel.tile=[2, 3, 4]",
+                          "kernel.variant=mdrange")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.dir, "out", "renamed", "summary.json")) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["grid"], [12, 14, 9])
+        self.assertEqual(summary["tile"], [2, 3, 4])
+
+    def test_existing_run_folder_is_refused_then_overwritten_on_request(self):
+        self.assertEqual(self.run_deck(SMALL_DECK).returncode, 0)
+        h5 = os.path.join(self.dir, "out", "small", "small_000000.h5")
+        before = os.path.getmtime(h5)
+        r = self.run_deck(SMALL_DECK)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("output.overwrite", r.stderr)
+        self.assertEqual(os.path.getmtime(h5), before)
+        r = run(["run", os.path.join(self.dir, "deck.toml"), "--overwrite"], cwd=self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(h5))
+
+    def test_default_deck_runs(self):
+        r = run(["run", os.path.join(SOURCE, "inputs", "laplacian.toml"), "grid.nx=32",
+                 "grid.ny=32", "grid.nz=32", f"output.root={self.dir}"], cwd=self.dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("PASS", r.stdout)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "laplacian", "laplacian.xdmf")))
+
+
+class BadDecks(Workdir):
+    """Every bad input: a clear message naming file, key and allowed values; exit 2; no output."""
+
+    def expect_error(self, deck_text, overrides, *fragments):
+        path = self.deck(deck_text)
+        r = run(["run", path] + overrides, cwd=self.dir)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        for fragment in fragments:
+            self.assertIn(fragment, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
+
+    def test_unknown_section(self):
+        self.expect_error(SMALL_DECK + "[solver]\nx = 1\n", [], "deck.toml", "solver", "allowed")
+
+    def test_unknown_key(self):
+        self.expect_error(SMALL_DECK.replace("m = 4", "points = 4"), [], "deck.toml:",
+                          "[kernel] points", "layout")
+
+    def test_wrong_type(self):
+        self.expect_error(SMALL_DECK.replace("nx = 21", 'nx = "big"'), [], "deck.toml:", "nx",
+                          "integer")
+
+    def test_out_of_range(self):
+        self.expect_error(SMALL_DECK.replace("nx = 21", "nx = 2"), [], "deck.toml:", "nx", ">= 3")
+
+    def test_bad_choice(self):
+        self.expect_error(SMALL_DECK.replace('layout = "right"', 'layout = "diagonal"'), [],
+                          "deck.toml:", "layout", '"left"', '"right"')
+
+    def test_bad_launch_bounds(self):
+        self.expect_error(SMALL_DECK, ["kernel.launch_bounds=100"], "kernel.launch_bounds=100",
+                          "128", "1024")
+
+    def test_negative_spacing(self):
+        self.expect_error(SMALL_DECK.replace("hx = 0.1", "hx = -0.1"), [], "hx", "> 0")
+
+    def test_tile_of_wrong_length(self):
+        self.expect_error(SMALL_DECK, ["kernel.tile=[1, 2]"], "tile", "3")
+
+    def test_malformed_override(self):
+        self.expect_error(SMALL_DECK, ["nx=5"], "nx=5", "section.key=value")
+
+    def test_unknown_override_key(self):
+        self.expect_error(SMALL_DECK, ["grid.nw=5"], "grid.nw", "nx")
+
+    def test_toml_syntax_error(self):
+        self.expect_error(SMALL_DECK + "[grid\n", [], "deck.toml:", "syntax")
+
+    def test_missing_deck(self):
+        r = run(["run", os.path.join(self.dir, "nope.toml")], cwd=self.dir)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nope.toml", r.stderr)
+
+
+if __name__ == "__main__":
+    KSTENCIL = os.path.abspath(sys.argv.pop(1))
+    SOURCE = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)
