@@ -88,7 +88,7 @@ case "$backend" in
 cuda) packages+=(nvidia-cuda-toolkit g++-11) ;;
 hip) packages+=(hipcc libamdhip64-dev rocm-device-libs) ;;
 esac
-[[ $want_test -eq 1 ]] && packages+=(paraview xvfb xauth python3-h5py)
+[[ $want_test -eq 1 ]] && packages+=(paraview python3-paraview xvfb xauth python3-h5py)
 install_packages "${packages[@]}"
 if ! catch2_ok; then
   enable_sources

@@ -5,15 +5,16 @@
 // also on one rank), to a temporary name and renamed when complete. An XDMF sidecar (temporal
 // collection of 3DCoRectMesh grids, ORIGIN_DXDYDZ, z y x order) is rewritten atomically after each
 // step so ParaView always sees a consistent series.
+#include <mpi.h>
+
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <mpi.h>
 
 #include "core/grid.hpp"
 
@@ -29,8 +30,8 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // Creates root/name for a run. An existing non-empty folder is refused (OutputError naming it and
 // the deck key output.overwrite) unless `overwrite`, in which case it must look like a kstencil run
 // folder (holds deck.toml) and is emptied. Collective over `comm`; rank 0 touches the file system.
-std::filesystem::path prepare_run_directory(const std::filesystem::path& root, const std::string& name,
-                                            bool overwrite, MPI_Comm comm);
+std::filesystem::path prepare_run_directory(const std::filesystem::path& root,
+                                            const std::string& name, bool overwrite, MPI_Comm comm);
 
 using AttributeValue = std::variant<std::int64_t, double, std::string, std::array<std::int64_t, 3>,
                                     std::array<double, 3>>;
@@ -39,10 +40,10 @@ using Attributes = std::vector<std::pair<std::string, AttributeValue>>;
 // Where a field's values sit: its own point lattice (node-centred fields use the grid's points;
 // staggered fields have other dims/origin). All arrays are given in x-fastest order.
 struct FieldGeometry {
-  Index3 dims{0, 0, 0};      // global number of values per axis (x, y, z)
-  Real3 origin{0, 0, 0};     // position of value (0, 0, 0)
+  Index3 dims{0, 0, 0};   // global number of values per axis (x, y, z)
+  Real3 origin{0, 0, 0};  // position of value (0, 0, 0)
   Real3 spacing{1, 1, 1};
-  Box owned;                 // global index box this rank writes
+  Box owned;  // global index box this rank writes
 };
 
 // One field's values on this rank: owned.size() values, x fastest, then y, then z (host memory).

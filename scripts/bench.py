@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
+and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
+
+  scripts/bench.py [--kstencil PATH] [--set default|sweep|quick] [--out DIR] [-- extra overrides]
+  scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
+"""
+import argparse
+import csv
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+
+SIZES = {
+    "quick": [(64, 64, 64), (96, 96, 96)],
+    "default": [(256, 256, 256), (512, 512, 512), (768, 768, 768), (1024, 1024, 1024),
+                (2048, 1024, 256)],
+}
+COLUMNS = ["set", "nx", "ny", "nz", "precision", "layout", "variant_requested", "variant", "iterate",
+           "mapping", "tile", "launch_bounds", "m", "parts", "time_median_s", "fom_gbs", "copy_gbs",
+           "fom_ratio", "verified", "backend", "device"]
+
+
+def configurations(name):
+    """(label, overrides) pairs of a benchmark set."""
+    if name in ("default", "quick"):
+        for size, precision, layout in itertools.product(SIZES[name], ("double", "float"),
+                                                          ("right", "left")):
+            yield name, size, [f"run.precision={precision}", f"kernel.layout={layout}",
+                               "kernel.variant=auto"]
+    elif name == "sweep":
+        for size in [(512, 512, 512), (2048, 1024, 256)]:
+            for layout in ("right", "left"):
+                base = [f"kernel.layout={layout}", "run.precision=double"]
+                yield name, size, base + ["kernel.variant=auto"]
+                yield name, size, base + ["kernel.variant=mdrange", "kernel.iterate=left"]
+                yield name, size, base + ["kernel.variant=mdrange", "kernel.iterate=right"]
+                for tile in ("[32,4,2]", "[64,4,1]", "[128,2,1]", "[256,1,1]", "[32,8,1]"):
+                    yield name, size, base + ["kernel.variant=mdrange", f"kernel.tile={tile}"]
+                for m, bounds, tile in itertools.product((2, 4, 8, 16), (0, 256),
+                                                         ("[64,1,4]", "[128,1,2]", "[256,1,1]")):
+                    yield name, size, base + ["kernel.variant=register-blocked", f"kernel.m={m}",
+                                              f"kernel.launch_bounds={bounds}", f"kernel.tile={tile}"]
+                for parts in (1, 2, 4, 8):
+                    yield name, size, base + ["kernel.variant=subdomain", "kernel.m=8",
+                                              f"kernel.parts={parts}", "kernel.tile=[128,1,2]"]
+    else:
+        sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep)")
+
+
+def tile_for_gpu(overrides, layout):
+    # Tiles above are written in policy order for the GPU mapping (contiguous axis first); the deck
+    # takes x y z, which for layout right is the reverse.
+    out = []
+    for o in overrides:
+        if o.startswith("kernel.tile=") and layout == "right":
+            values = o.split("=", 1)[1].strip("[]").split(",")
+            o = "kernel.tile=[" + ",".join(reversed(values)) + "]"
+        out.append(o)
+    return out
+
+
+def run_all(args):
+    os.makedirs(args.out, exist_ok=True)
+    rows = []
+    configs = list(configurations(args.set))
+    for n, (label, size, overrides) in enumerate(configs):
+        layout = next(o.split("=")[1] for o in overrides if o.startswith("kernel.layout="))
+        name = f"run{n:04d}"
+        cmd = [args.kstencil, "run", args.deck, f"run.name={name}", f"output.root={args.out}",
+               "output.fields=false", "output.overwrite=true", f"grid.nx={size[0]}",
+               f"grid.ny={size[1]}", f"grid.nz={size[2]}"] + tile_for_gpu(overrides, layout) + args.extra
+        start = time.time()
+        result = subprocess.run(cmd, capture_output=True, text=True)
+        summary_path = os.path.join(args.out, name, "summary.json")
+        if result.returncode == 2 or not os.path.exists(summary_path):
+            print(f"[{n + 1}/{len(configs)}] skipped ({result.stderr.strip()[:200]})", flush=True)
+            continue
+        with open(summary_path) as f:
+            s = json.load(f)
+        row = {"set": label, "nx": size[0], "ny": size[1], "nz": size[2]}
+        for key in COLUMNS[4:]:
+            value = s.get(key)
+            row[key] = " ".join(map(str, value)) if isinstance(value, list) else value
+        rows.append(row)
+        print(f"[{n + 1}/{len(configs)}] {size} {s['precision']} {s['layout']} {s['variant']} "
+              f"tile {s['tile']} m {s['m']} lb {s['launch_bounds']}: {s['fom_gbs']:.1f} GB/s, "
+              f"copy {s['copy_gbs']:.1f}, ratio {s['fom_ratio']:.3f}, "
+              f"{'PASS' if s['verified'] else 'FAIL'} ({time.time() - start:.1f} s)", flush=True)
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+def read_rows(folder):
+    with open(os.path.join(folder, "results.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def write_table(rows, folder):
+    header = ["grid", "precision", "layout", "variant", "mapping", "tile (x y z)", "LB", "m",
+              "parts", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for r in rows:
+        lines.append("| " + " | ".join([
+            f"{r['nx']}x{r['ny']}x{r['nz']}", r["precision"], r["layout"], r["variant"],
+            r["mapping"], r["tile"], str(r["launch_bounds"]), str(r["m"]), str(r["parts"]),
+            f"{float(r['time_median_s']) * 1e3:.3f}", f"{float(r['fom_gbs']):.1f}",
+            f"{float(r['copy_gbs']):.1f}", f"{float(r['fom_ratio']):.3f}",
+            "PASS" if str(r["verified"]) in ("True", "true") else "FAIL"]) + " |")
+    device = rows[0]["device"] if rows else "?"
+    backend = rows[0]["backend"] if rows else "?"
+    text = f"Backend {backend}, device {device}.\n\n" + "\n".join(lines) + "\n"
+    with open(os.path.join(folder, "results.md"), "w") as f:
+        f.write(text)
+    return text
+
+
+def plot(rows, folder):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 5))
+    groups = {}
+    for r in rows:
+        key = (r["precision"], r["layout"], r["variant_requested"])
+        groups.setdefault(key, []).append(r)
+    for (precision, layout, variant), rs in sorted(groups.items()):
+        labels = [f"{r['nx']}x{r['ny']}x{r['nz']}" for r in rs]
+        ax.plot(labels, [float(r["fom_ratio"]) for r in rs], marker="o",
+                label=f"{precision} {layout} {variant}")
+    ax.axhline(1.0, color="grey", lw=0.5)
+    ax.set_ylabel("FOM / copy bandwidth (same run)")
+    ax.set_xlabel("grid")
+    ax.set_ylim(0, 1.1)
+    ax.set_title(f"kstencil Laplacian on {rows[0]['backend']} ({rows[0]['device']})" if rows else "")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "results.png"), dpi=120)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kstencil", default=os.path.join(here, "..", "build", "openmp", "miniapp",
+                                                           "kstencil"))
+    parser.add_argument("--deck", default=os.path.join(here, "..", "inputs", "bench.toml"))
+    parser.add_argument("--set", default="default")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--plot-only", metavar="DIR")
+    parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument("extra", nargs="*", help="overrides passed to every run")
+    args = parser.parse_args()
+    if args.plot_only:
+        folder, rows = args.plot_only, read_rows(args.plot_only)
+    else:
+        args.out = args.out or os.path.join("outputs", f"bench-{args.set}")
+        folder, rows = args.out, run_all(args)
+    print(write_table(rows, folder))
+    if not args.no_plot:
+        plot(rows, folder)
+    failed = [r for r in rows if str(r["verified"]) not in ("True", "true")]
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
