@@ -31,17 +31,9 @@ const std::map<std::string, Solver>& solvers() {
   return registry;
 }
 
-// The solver a deck names in [run] solver (overrides included); the Laplacian if it names none or
-// cannot be read, in which case loading the deck reports the problem.
+// The solver a deck names in [run] solver; an unknown name is left to the schema's check.
 std::string solver_of(const std::string& path, const std::vector<std::string>& overrides) {
-  std::string name = "laplacian";
-  try {
-    const auto table = toml::parse_file(path);
-    if (auto value = table["run"]["solver"].value<std::string>()) name = *value;
-  } catch (const std::exception&) {
-  }
-  for (const auto& o : overrides)
-    if (o.rfind("run.solver=", 0) == 0) name = o.substr(11);
+  const std::string name = peek_deck_string(path, overrides, "run", "solver", "laplacian");
   return solvers().count(name) ? name : "laplacian";
 }
 
@@ -72,8 +64,8 @@ int info_command() {
               << "max grid dims (x y z)   " << dims(limits.max_grid_dims) << "\n";
   const std::int64_t elements = std::int64_t(1) << 25;
   const CopyBandwidth copy = measure_copy_bandwidth(elements, 8, 2, 10);
-  std::printf("copy bandwidth          %.1f GB/s (2 x %lld doubles, median of 10)\n", copy.gbs,
-              static_cast<long long>(elements));
+  std::printf("copy bandwidth          %.1f GB/s (kernel %.1f, deep_copy %.1f; 2 x %lld doubles)\n",
+              copy.gbs, copy.kernel_gbs, copy.deep_copy_gbs, static_cast<long long>(elements));
   return 0;
 }
 
@@ -82,13 +74,26 @@ int info_command() {
 int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
   int status = 0;
-  Kokkos::initialize(argc, argv);  // removes --kokkos-* flags from argv
+  Kokkos::initialize(argc, argv);  // removes the --kokkos-* flags it knows from argv
   {
+    // A --kokkos-* flag this Kokkos does not know (e.g. --kokkos-num-threads before 3.7) is left in
+    // argv: say so rather than fail on it.
+    std::vector<char*> args;
+    for (int a = 0; a < argc; ++a) {
+      if (a > 0 && std::string(argv[a]).rfind("--kokkos-", 0) == 0) {
+        std::fprintf(stderr, "kstencil: warning: Kokkos %s does not know %s (ignored)\n",
+                     kokkos_version_string().c_str(), argv[a]);
+        continue;
+      }
+      args.push_back(argv[a]);
+    }
     CLI::App app{"kstencil: Kokkos stencil mini-app (Laplacian)", "kstencil"};
     app.set_version_flag("--version", std::string("kstencil ") + program_version + " (Kokkos " +
                                           kokkos_version_string() + ")");
     app.require_subcommand(1);
-    app.footer("Kokkos flags (--kokkos-num-threads=N, --kokkos-device-id=N, ...) pass through.");
+    app.footer(
+        "Kokkos flags pass through: --kokkos-num-threads=N (--kokkos-threads=N before Kokkos "
+        "3.7), --kokkos-device-id=N, ...");
 
     std::string deck_path;
     std::vector<std::string> overrides;
@@ -105,7 +110,7 @@ int main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"laplacian"}));
 
     try {
-      app.parse(argc, argv);
+      app.parse(static_cast<int>(args.size()), args.data());
       if (run->parsed()) status = run_command(deck_path, overrides, overwrite);
       if (info->parsed()) status = info_command();
       if (keys->parsed()) std::cout << schema_markdown(solvers().at(keys_solver).schema());

@@ -3,8 +3,12 @@
 
 #include <Kokkos_Core.hpp>
 #include <catch2/catch_session.hpp>
+#include <cstdlib>
 
 int main(int argc, char* argv[]) {
+  // Kokkos' OpenMP back end prints a thread-binding advice on stdout when this is unset, which
+  // CTest's test discovery would read as test names. Unit tests want no binding anyway.
+  setenv("OMP_PROC_BIND", "false", 0);
   MPI_Init(&argc, &argv);
   int result = 0;
   {

@@ -1,17 +1,18 @@
 #pragma once
 // Input decks: TOML files checked against a schema, with command-line overrides.
 //
-// Every key a solver understands is declared once in a Schema (type, default, allowed values, help).
-// Loading a deck rejects unknown sections and keys, wrong types and out-of-range values with a
-// DeckError whose message names the file, the key (with its line where known) and what is allowed.
+// Every key a solver understands is declared once in a Schema (type, default, allowed values,
+// help). Loading a deck rejects unknown sections and keys, wrong types and out-of-range values with
+// a DeckError whose message names the file, the key (with its line where known) and what is
+// allowed.
 #include <array>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <toml++/toml.h>
 
 namespace kstencil {
 
@@ -20,12 +21,12 @@ struct DeckError : std::runtime_error {
 };
 
 enum class KeyType {
-  integer,      // 64-bit integer
-  real,         // floating point (an integer literal is accepted)
+  integer,  // 64-bit integer
+  real,     // floating point (an integer literal is accepted)
   boolean,
   string,
-  integer3,     // array of exactly 3 integers
-  real3,        // array of exactly 3 reals
+  integer3,        // array of exactly 3 integers
+  real3,           // array of exactly 3 reals
   integer_or_auto  // a non-negative integer or the string "auto"; read with integer(): auto -> 0
 };
 
@@ -33,12 +34,12 @@ struct KeySpec {
   std::string section;
   std::string key;
   KeyType type;
-  std::string default_toml;            // default as a TOML literal: 256, 1.0, "right", [0, 0, 0]
-  std::vector<std::string> choices;    // allowed strings (string keys); empty = any
+  std::string default_toml;               // default as a TOML literal: 256, 1.0, "right", [0, 0, 0]
+  std::vector<std::string> choices;       // allowed strings (string keys); empty = any
   std::vector<std::int64_t> int_choices;  // allowed integers (integer keys); empty = any in range
-  std::optional<double> min;           // inclusive, numbers and each array element
-  std::optional<double> max;           // inclusive
-  bool min_exclusive = false;          // min itself not allowed (e.g. spacing > 0)
+  std::optional<double> min;              // inclusive, numbers and each array element
+  std::optional<double> max;              // inclusive
+  bool min_exclusive = false;             // min itself not allowed (e.g. spacing > 0)
   std::string help;
 };
 
@@ -70,13 +71,34 @@ class Deck {
   // "<file>: [section] key = value: <what is wrong>; allowed: <allowed>".
   DeckError error(const std::string& section, const std::string& key, const std::string& what,
                   const std::string& allowed) const;
+  // A key's resolved value as a TOML literal (as in resolved_toml()): 128, 1.0, "right", [0, 0, 0].
+  std::string value_literal(const std::string& section, const std::string& key) const;
 
  private:
+  // The resolved values (a toml::table). toml++ stays out of this header: it does not compile as
+  // CUDA, and every solver's kernel files include the deck.
+  struct Values;
   std::string source_;
-  toml::table values_;  // resolved values
-  const Schema* schema_ = nullptr;
+  std::shared_ptr<Values> values_;
+  const Schema* schema_ = nullptr;  // the schema given to load/parse: it must outlive the Deck
   const KeySpec& spec(const std::string& section, const std::string& key) const;
+  // The resolved value (a toml::node) of a key whose type is one of `types` (else logic_error).
+  template <class Node>
+  const Node& node(const std::string& section, const std::string& key,
+                   std::initializer_list<KeyType> types, const char* accessor) const;
 };
+
+// The string at [section] key of a deck file, with overrides applied, before any schema is known
+// (e.g. [run] solver, which selects the schema); `fallback` if absent or unreadable.
+std::string peek_deck_string(const std::string& path, const std::vector<std::string>& overrides,
+                             const std::string& section, const std::string& key,
+                             const std::string& fallback);
+
+// "integer", "real", "3 integers", "integer or \"auto\"", ...
+std::string key_type_name(KeyType type);
+// What a key accepts, as error messages and schema_markdown() say it: "\"left\", \"right\"",
+// "integer >= 3", "0, 128, 256", "3 integers, each >= 0", "\"auto\" or integer >= 1", ...
+std::string allowed_values(const KeySpec& spec);
 
 // Schema rows as a Markdown table (section, key, type, default, allowed, meaning), for the README
 // and `kstencil keys`.

@@ -50,19 +50,29 @@ CopyBandwidth copy_bandwidth(std::int64_t elements, int warmup, int repeats) {
   const auto copy = [&] {
     Kokkos::parallel_for("kstencil::copy", Policy(0, elements), Copy<T>{dst, src});
   };
+  const auto deep_copy = [&] { Kokkos::deep_copy(dst, src); };
+  const auto check = [&](const char* what) {
+    std::int64_t wrong = 0;
+    Kokkos::parallel_reduce("kstencil::copy_check", Policy(0, elements),
+                            CopyMismatches<T>{dst, src}, wrong);
+    if (wrong != 0) throw std::runtime_error(std::string(what) + " produced wrong values");
+    Kokkos::deep_copy(dst, T(0));
+  };
   copy();
-  std::int64_t wrong = 0;
-  Kokkos::parallel_reduce("kstencil::copy_check", Policy(0, elements), CopyMismatches<T>{dst, src},
-                          wrong);
-  if (wrong != 0) throw std::runtime_error("copy-bandwidth kernel produced wrong values");
+  check("copy-bandwidth kernel");
+  deep_copy();
+  check("copy-bandwidth deep_copy");
 
   Kokkos::Profiling::pushRegion("kstencil::copy_bandwidth");
   CopyBandwidth result;
+  const double bytes = 2.0 * elements * sizeof(T);
   result.timing = time_launches(warmup, repeats, copy);
+  result.kernel_gbs = bytes / result.timing.median_s * 1e-9;
+  result.deep_copy_gbs = bytes / time_launches(warmup, repeats, deep_copy).median_s * 1e-9;
   Kokkos::Profiling::popRegion();
   result.elements = elements;
   result.element_bytes = sizeof(T);
-  result.gbs = 2.0 * elements * sizeof(T) / result.timing.median_s * 1e-9;
+  result.gbs = std::max(result.kernel_gbs, result.deep_copy_gbs);
   return result;
 }
 

@@ -1,0 +1,727 @@
+#include "core/deck.hpp"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+namespace kstencil {
+
+struct Deck::Values {
+  toml::table table;
+};
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Formatting values as TOML literals.
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(c));
+          out += buffer;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// Shortest text that reads back as the same double.
+std::string shortest(double x) {
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+  return std::string(buffer, result.ptr);
+}
+
+// A TOML float literal that round-trips exactly; always has a '.' or an exponent (1.0, not 1).
+std::string real_literal(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  std::string s = shortest(x);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string literal(const toml::node& node);
+
+std::string array_literal(const toml::array& array) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    if (i) out += ", ";
+    out += literal(*array.get(i));
+  }
+  return out + "]";
+}
+
+std::string literal(const toml::node& node) {
+  if (auto v = node.as_string()) return quote(v->get());
+  if (auto v = node.as_integer()) return std::to_string(v->get());
+  if (auto v = node.as_floating_point()) return real_literal(v->get());
+  if (auto v = node.as_boolean()) return v->get() ? "true" : "false";
+  if (auto v = node.as_array()) return array_literal(*v);
+  if (node.is_table()) return "{...}";
+  std::ostringstream out;  // dates and times
+  node.visit([&](const auto& n) { out << n; });
+  return out.str();
+}
+
+std::string truncated(std::string s) {
+  constexpr std::size_t limit = 80;
+  if (s.size() > limit) s = s.substr(0, limit - 3) + "...";
+  return s;
+}
+
+// "string \"big\"", "integer 5", "array of 2 elements [1, 2]", ...: what a deck gave.
+std::string describe(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::string:
+      return "string " + truncated(literal(node));
+    case toml::node_type::integer:
+      return "integer " + literal(node);
+    case toml::node_type::floating_point:
+      return "float " + literal(node);
+    case toml::node_type::boolean:
+      return "boolean " + literal(node);
+    case toml::node_type::array: {
+      const auto n = node.as_array()->size();
+      return "array of " + std::to_string(n) + (n == 1 ? " element " : " elements ") +
+             truncated(literal(node));
+    }
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::date:
+      return "date " + literal(node);
+    case toml::node_type::time:
+      return "time " + literal(node);
+    case toml::node_type::date_time:
+      return "date-time " + literal(node);
+    default:
+      return "nothing";
+  }
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator = ", ") {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? separator : "") + items[i];
+  return out;
+}
+
+std::string trim(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  const auto end = s.find_last_not_of(" \t");
+  return s.substr(begin, end - begin + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The schema's sections and keys.
+
+std::vector<std::string> sections_of(const Schema& schema) {
+  std::vector<std::string> sections;
+  for (const auto& spec : schema)
+    if (std::find(sections.begin(), sections.end(), spec.section) == sections.end())
+      sections.push_back(spec.section);
+  return sections;
+}
+
+std::string allowed_sections(const Schema& schema) {
+  std::vector<std::string> names;
+  for (const auto& s : sections_of(schema)) names.push_back("[" + s + "]");
+  return "allowed sections: " + join(names);
+}
+
+bool has_section(const Schema& schema, const std::string& section) {
+  return std::any_of(schema.begin(), schema.end(),
+                     [&](const KeySpec& s) { return s.section == section; });
+}
+
+const KeySpec* find_spec(const Schema& schema, const std::string& section, const std::string& key) {
+  for (const auto& spec : schema)
+    if (spec.section == section && spec.key == key) return &spec;
+  return nullptr;
+}
+
+std::string allowed_keys(const Schema& schema, const std::string& section) {
+  std::vector<std::string> keys;
+  for (const auto& spec : schema)
+    if (spec.section == section) keys.push_back(spec.key);
+  return "allowed keys of [" + section + "]: " + join(keys);
+}
+
+void check_schema(const Schema& schema) {
+  for (std::size_t i = 0; i < schema.size(); ++i) {
+    const KeySpec& spec = schema[i];
+    if (spec.section.empty() || spec.key.empty())
+      throw std::logic_error("kstencil deck schema: a row has an empty section or key");
+    if (find_spec(schema, spec.section, spec.key) != &spec)
+      throw std::logic_error("kstencil deck schema: [" + spec.section + "] " + spec.key +
+                             " is declared twice");
+  }
+}
+
+std::string expected(KeyType type) {
+  switch (type) {
+    case KeyType::integer:
+      return "an integer";
+    case KeyType::real:
+      return "a real number";
+    case KeyType::boolean:
+      return "a boolean (true or false)";
+    case KeyType::string:
+      return "a string";
+    case KeyType::integer3:
+      return "an array of 3 integers";
+    case KeyType::real3:
+      return "an array of 3 reals";
+    case KeyType::integer_or_auto:
+      return "a non-negative integer or \"auto\"";
+  }
+  return "?";
+}
+
+// A bound as people write it: 3, 100000, 0.5.
+std::string bound(double x) {
+  if (x == std::trunc(x) && std::fabs(x) < 9.0e15)
+    return std::to_string(static_cast<std::int64_t>(x));
+  return shortest(x);
+}
+
+struct Min {
+  double value;
+  bool exclusive;
+};
+
+// The lower bound a key really has (an integer_or_auto key is never negative).
+std::optional<Min> effective_min(const KeySpec& spec) {
+  std::optional<Min> min;
+  if (spec.min) min = Min{*spec.min, spec.min_exclusive};
+  if (spec.type == KeyType::integer_or_auto && (!min || min->value < 0)) min = Min{0.0, false};
+  return min;
+}
+
+// "integer >= 3", "real > 0", "integer >= 1 and <= 100000", "" if unbounded.
+std::string range_text(const KeySpec& spec, const std::string& noun) {
+  const auto min = effective_min(spec);
+  std::string out;
+  if (min) out += (min->exclusive ? " > " : " >= ") + bound(min->value);
+  if (spec.max) out += (min ? " and <= " : " <= ") + bound(*spec.max);
+  return out.empty() ? "" : noun + out;
+}
+
+std::string int_choices_text(const KeySpec& spec) {
+  std::vector<std::string> items;
+  for (const auto v : spec.int_choices) items.push_back(std::to_string(v));
+  return join(items);
+}
+
+// What makes a number acceptable for `spec` (type already checked).
+bool in_range(const KeySpec& spec, double v) {
+  const auto min = effective_min(spec);
+  if (min && (min->exclusive ? !(v > min->value) : !(v >= min->value))) return false;
+  if (spec.max && !(v <= *spec.max)) return false;
+  return true;
+}
+
+bool in_int_choices(const KeySpec& spec, std::int64_t v) {
+  return spec.int_choices.empty() ||
+         std::find(spec.int_choices.begin(), spec.int_choices.end(), v) != spec.int_choices.end();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checking one value against its KeySpec.
+
+// Where a value came from, for messages: "deck.toml:12" or "command-line override 'x=1'".
+struct Origin {
+  std::string where;
+};
+
+[[noreturn]] void fail(const Origin& origin, const std::string& text) {
+  throw DeckError(origin.where + ": " + text);
+}
+
+std::string name_of(const KeySpec& spec) {
+  return "[" + spec.section + "] " + spec.key;
+}
+
+[[noreturn]] void wrong_type(const Origin& origin, const KeySpec& spec, const toml::node& node,
+                             const std::string& detail = "") {
+  fail(origin,
+       name_of(spec) + ": expected " + expected(spec.type) + ", got " + describe(node) + detail);
+}
+
+[[noreturn]] void not_allowed(const Origin& origin, const KeySpec& spec, const toml::node& node,
+                              const std::string& what) {
+  fail(origin, name_of(spec) + " = " + truncated(literal(node)) + ": " + what +
+                   "; allowed: " + allowed_values(spec));
+}
+
+// "out of range" for a value, "element 1 = -1 out of range" for an array element.
+std::string problem(const std::string& element, const std::string& value, const char* what) {
+  return element.empty() ? what : element + " = " + value + " " + what;
+}
+
+void check_integer(const Origin& origin, const KeySpec& spec, const toml::node& value,
+                   std::int64_t v, const std::string& element) {
+  if (!in_range(spec, static_cast<double>(v)))
+    not_allowed(origin, spec, value, problem(element, std::to_string(v), "out of range"));
+  if (!in_int_choices(spec, v))
+    not_allowed(origin, spec, value,
+                problem(element, std::to_string(v), "not one of the allowed values"));
+}
+
+void check_real(const Origin& origin, const KeySpec& spec, const toml::node& value, double v,
+                const std::string& element) {
+  if (!std::isfinite(v))
+    not_allowed(origin, spec, value, problem(element, real_literal(v), "not finite"));
+  if (!in_range(spec, v))
+    not_allowed(origin, spec, value, problem(element, real_literal(v), "out of range"));
+}
+
+// Checks `node` against `spec` and stores its value as `spec.key` in `out` (reals as floats,
+// integer_or_auto as an integer or the string "auto").
+void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node& node,
+                     toml::table& out) {
+  switch (spec.type) {
+    case KeyType::integer: {
+      const auto* v = node.as_integer();
+      if (!v) wrong_type(origin, spec, node);
+      check_integer(origin, spec, node, v->get(), "");
+      out.insert_or_assign(spec.key, v->get());
+      return;
+    }
+    case KeyType::real: {
+      double x = 0.0;
+      if (const auto* i = node.as_integer()) {
+        x = static_cast<double>(i->get());
+      } else if (const auto* f = node.as_floating_point()) {
+        x = f->get();
+      } else {
+        wrong_type(origin, spec, node);
+      }
+      check_real(origin, spec, node, x, "");
+      out.insert_or_assign(spec.key, x);
+      return;
+    }
+    case KeyType::boolean: {
+      const auto* v = node.as_boolean();
+      if (!v) wrong_type(origin, spec, node);
+      out.insert_or_assign(spec.key, v->get());
+      return;
+    }
+    case KeyType::string: {
+      const auto* v = node.as_string();
+      if (!v) wrong_type(origin, spec, node);
+      if (!spec.choices.empty() &&
+          std::find(spec.choices.begin(), spec.choices.end(), v->get()) == spec.choices.end())
+        not_allowed(origin, spec, node, "not one of the allowed values");
+      out.insert_or_assign(spec.key, v->get());
+      return;
+    }
+    case KeyType::integer_or_auto: {
+      if (const auto* s = node.as_string()) {
+        if (s->get() != "auto") wrong_type(origin, spec, node);
+        out.insert_or_assign(spec.key, "auto");
+        return;
+      }
+      const auto* v = node.as_integer();
+      if (!v) wrong_type(origin, spec, node);
+      check_integer(origin, spec, node, v->get(), "");
+      out.insert_or_assign(spec.key, v->get());
+      return;
+    }
+    case KeyType::integer3:
+    case KeyType::real3: {
+      const bool integers = spec.type == KeyType::integer3;
+      const auto* array = node.as_array();
+      if (!array || array->size() != 3) wrong_type(origin, spec, node);
+      toml::array values;
+      for (std::size_t i = 0; i < 3; ++i) {
+        const toml::node& e = *array->get(i);
+        const std::string element = "element " + std::to_string(i);
+        if (const auto* v = e.as_integer(); v && integers) {
+          check_integer(origin, spec, node, v->get(), element);
+          values.push_back(v->get());
+        } else if (v) {
+          const double x = static_cast<double>(v->get());
+          check_real(origin, spec, node, x, element);
+          values.push_back(x);
+        } else if (const auto* f = e.as_floating_point(); f && !integers) {
+          check_real(origin, spec, node, f->get(), element);
+          values.push_back(f->get());
+        } else {
+          wrong_type(origin, spec, node, " (" + element + " is " + describe(e) + ")");
+        }
+      }
+      out.insert_or_assign(spec.key, std::move(values));
+      return;
+    }
+  }
+  throw std::logic_error("kstencil deck: unknown key type");
+}
+
+// "deck.toml:12" (or "deck.toml" where toml++ knows no line).
+Origin at(const std::string& source, const toml::node& node) {
+  const auto line = node.source().begin.line;
+  return {line ? source + ":" + std::to_string(line) : source};
+}
+
+// Table entries in the order they appear in the text (toml::table orders them by key).
+std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml::table& table) {
+  std::vector<std::pair<std::string, const toml::node*>> entries;
+  for (const auto& [key, node] : table) entries.emplace_back(std::string(key.str()), &node);
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    const auto& sa = a.second->source().begin;
+    const auto& sb = b.second->source().begin;
+    return std::make_pair(sa.line, sa.column) < std::make_pair(sb.line, sb.column);
+  });
+  return entries;
+}
+
+toml::table parse_toml(const std::string& text, const std::string& source_name) {
+  try {
+    return toml::parse(text, source_name);
+  } catch (const toml::parse_error& e) {
+    const auto& begin = e.source().begin;
+    throw DeckError(source_name + ":" + std::to_string(begin.line) + ":" +
+                    std::to_string(begin.column) +
+                    ": TOML syntax error: " + std::string(e.description()));
+  }
+}
+
+// An override's value (as "v" in the table returned): a TOML value if it parses as one, else the
+// text as a string. A string key takes the text as written when it is not a TOML string
+// (run.name=2024).
+toml::table override_value(const std::string& text, KeyType type) {
+  try {
+    toml::table t = toml::parse("v = " + text);
+    if (t.size() == 1 && t.contains("v") && (type != KeyType::string || t["v"].is_string()))
+      return t;
+  } catch (const toml::parse_error&) {
+  }
+  toml::table t;
+  t.insert("v", text);
+  return t;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------------------------
+
+std::string key_type_name(KeyType type) {
+  switch (type) {
+    case KeyType::integer:
+      return "integer";
+    case KeyType::real:
+      return "real";
+    case KeyType::boolean:
+      return "boolean";
+    case KeyType::string:
+      return "string";
+    case KeyType::integer3:
+      return "3 integers";
+    case KeyType::real3:
+      return "3 reals";
+    case KeyType::integer_or_auto:
+      return "integer or \"auto\"";
+  }
+  return "?";
+}
+
+std::string allowed_values(const KeySpec& spec) {
+  switch (spec.type) {
+    case KeyType::boolean:
+      return "true, false";
+    case KeyType::string: {
+      if (spec.choices.empty()) return "any string";
+      std::vector<std::string> quoted;
+      for (const auto& c : spec.choices) quoted.push_back(quote(c));
+      return join(quoted);
+    }
+    case KeyType::integer:
+    case KeyType::real:
+    case KeyType::integer_or_auto: {
+      std::string range = range_text(spec, spec.type == KeyType::real ? "real" : "integer");
+      std::string out = spec.int_choices.empty() || spec.type == KeyType::real
+                            ? range
+                            : int_choices_text(spec) + (range.empty() ? "" : " (" + range + ")");
+      if (out.empty()) out = spec.type == KeyType::real ? "any real" : "any integer";
+      return spec.type == KeyType::integer_or_auto ? "\"auto\" or " + out : out;
+    }
+    case KeyType::integer3:
+    case KeyType::real3: {
+      const bool integers = spec.type == KeyType::integer3;
+      std::string out = integers ? "3 integers" : "3 reals";
+      const std::string range = range_text(spec, "");
+      if (integers && !spec.int_choices.empty()) {
+        out += ", each one of " + int_choices_text(spec);
+        if (!range.empty()) out += " and" + range;
+      } else if (!range.empty()) {
+        out += ", each" + range;
+      }
+      return out;
+    }
+  }
+  return "?";
+}
+
+Deck Deck::load(const std::string& path, const std::vector<std::string>& overrides,
+                const Schema& schema) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw DeckError(path + ": cannot read deck: " + std::strerror(EISDIR));
+  errno = 0;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int error = errno;
+    throw DeckError(path + ": cannot read deck: " +
+                    (error ? std::string(std::strerror(error)) : "cannot open the file"));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    const int error = errno;
+    throw DeckError(path + ": cannot read deck: " +
+                    (error ? std::string(std::strerror(error)) : "read failed"));
+  }
+  return parse(text.str(), path, overrides, schema);
+}
+
+Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
+                 const std::vector<std::string>& overrides, const Schema& schema) {
+  check_schema(schema);
+  Deck deck;
+  deck.values_ = std::make_shared<Values>();
+  deck.source_ = source_name;
+  deck.schema_ = &schema;
+  for (const auto& section : sections_of(schema))
+    deck.values_->table.insert(section, toml::table{});
+  auto store = [&](const Origin& origin, const KeySpec& spec, const toml::node& value) {
+    check_and_store(origin, spec, value, *deck.values_->table.get_as<toml::table>(spec.section));
+  };
+
+  // The TOML text, then the overrides' names, so that a value given on the command line replaces
+  // the file's without that being checked.
+  const toml::table file = parse_toml(toml_text, source_name);
+  struct Override {
+    Origin origin;
+    const KeySpec* spec;
+    toml::table value;  // as "v"
+  };
+  std::vector<Override> parsed_overrides;
+  for (const auto& text : overrides) {
+    const Origin origin{"command-line override '" + text + "'"};
+    const auto equals = text.find('=');
+    const std::string name = trim(text.substr(0, equals));
+    const auto dot = name.find('.');
+    const std::string section = dot == std::string::npos ? "" : trim(name.substr(0, dot));
+    const std::string key = dot == std::string::npos ? "" : trim(name.substr(dot + 1));
+    if (equals == std::string::npos || section.empty() || key.empty())
+      fail(origin, "expected section.key=value, e.g. grid.nx=64");
+    if (!has_section(schema, section))
+      fail(origin, "unknown section [" + section + "]; " + allowed_sections(schema));
+    const KeySpec* spec = find_spec(schema, section, key);
+    if (!spec)
+      fail(origin, "unknown key [" + section + "] " + key + "; " + allowed_keys(schema, section));
+    parsed_overrides.push_back(
+        {origin, spec, override_value(trim(text.substr(equals + 1)), spec->type)});
+  }
+  auto overridden = [&](const KeySpec* spec) {
+    return std::any_of(parsed_overrides.begin(), parsed_overrides.end(),
+                       [&](const Override& o) { return o.spec == spec; });
+  };
+
+  // The file: every section and key must be in the schema.
+  for (const auto& [name, node] : in_file_order(file)) {
+    const Origin origin = at(source_name, *node);
+    const auto* section = node->as_table();
+    if (!section) {
+      if (const auto* array = node->as_array(); array && array->is_array_of_tables())
+        fail(origin,
+             "[[" + name + "]]: arrays of tables are not allowed; " + allowed_sections(schema));
+      fail(origin, name + " = " + truncated(literal(*node)) + ": keys belong in a section; " +
+                       allowed_sections(schema));
+    }
+    if (!has_section(schema, name))
+      fail(origin, "unknown section [" + name + "]; " + allowed_sections(schema));
+    for (const auto& [key, value] : in_file_order(*section)) {
+      const Origin key_origin = at(source_name, *value);
+      if (value->is_table())
+        fail(key_origin, "[" + name + "." + key +
+                             "]: nested tables are not allowed (sections are one level deep); " +
+                             allowed_keys(schema, name));
+      const KeySpec* spec = find_spec(schema, name, key);
+      if (!spec)
+        fail(key_origin, "[" + name + "] " + key + ": unknown key; " + allowed_keys(schema, name));
+      if (!overridden(spec)) store(key_origin, *spec, *value);
+    }
+  }
+
+  // The overrides' values, in order (a later one wins).
+  for (const auto& o : parsed_overrides) store(o.origin, *o.spec, *o.value.get("v"));
+
+  // The defaults.
+  for (const auto& spec : schema) {
+    if (deck.values_->table[spec.section][spec.key]) continue;
+    try {
+      const toml::table t = toml::parse("v = " + spec.default_toml);
+      store({"schema default"}, spec, *t.get("v"));
+    } catch (const std::exception& e) {
+      throw std::logic_error("kstencil deck schema: [" + spec.section + "] " + spec.key +
+                             ": bad default '" + spec.default_toml + "': " + e.what());
+    }
+  }
+  return deck;
+}
+
+const KeySpec& Deck::spec(const std::string& section, const std::string& key) const {
+  const KeySpec* s = schema_ ? find_spec(*schema_, section, key) : nullptr;
+  if (!s)
+    throw std::logic_error("kstencil::Deck: no key [" + section + "] " + key + " in the schema");
+  return *s;
+}
+
+template <class Node>
+const Node& Deck::node(const std::string& section, const std::string& key,
+                       std::initializer_list<KeyType> types, const char* accessor) const {
+  const KeySpec& s = spec(section, key);
+  if (std::find(types.begin(), types.end(), s.type) == types.end())
+    throw std::logic_error(std::string("kstencil::Deck::") + accessor + ": [" + section + "] " +
+                           key + " is of type " + key_type_name(s.type));
+  const toml::node* n = values_->table[section][key].node();
+  if (!n) throw std::logic_error("kstencil::Deck: [" + section + "] " + key + " has no value");
+  return *n;
+}
+
+std::int64_t Deck::integer(const std::string& section, const std::string& key) const {
+  const toml::node& n =
+      node<toml::node>(section, key, {KeyType::integer, KeyType::integer_or_auto}, "integer");
+  return n.is_string() ? 0 : n.as_integer()->get();
+}
+
+double Deck::real(const std::string& section, const std::string& key) const {
+  return node<toml::node>(section, key, {KeyType::real}, "real").as_floating_point()->get();
+}
+
+bool Deck::boolean(const std::string& section, const std::string& key) const {
+  return node<toml::node>(section, key, {KeyType::boolean}, "boolean").as_boolean()->get();
+}
+
+std::string Deck::string(const std::string& section, const std::string& key) const {
+  return node<toml::node>(section, key, {KeyType::string}, "string").as_string()->get();
+}
+
+std::array<std::int64_t, 3> Deck::integer3(const std::string& section,
+                                           const std::string& key) const {
+  const toml::array& a =
+      *node<toml::node>(section, key, {KeyType::integer3}, "integer3").as_array();
+  return {a.get(0)->as_integer()->get(), a.get(1)->as_integer()->get(),
+          a.get(2)->as_integer()->get()};
+}
+
+std::array<double, 3> Deck::real3(const std::string& section, const std::string& key) const {
+  const toml::array& a = *node<toml::node>(section, key, {KeyType::real3}, "real3").as_array();
+  return {a.get(0)->as_floating_point()->get(), a.get(1)->as_floating_point()->get(),
+          a.get(2)->as_floating_point()->get()};
+}
+
+bool Deck::is_auto(const std::string& section, const std::string& key) const {
+  return node<toml::node>(section, key, {KeyType::integer_or_auto}, "is_auto").is_string();
+}
+
+std::string Deck::resolved_toml() const {
+  if (!schema_) return "";
+  std::string out;
+  for (const auto& section : sections_of(*schema_)) {
+    if (!out.empty()) out += "\n";
+    out += "[" + section + "]\n";
+    for (const auto& spec : *schema_)
+      if (spec.section == section)
+        out += spec.key + " = " + literal(*values_->table[section][spec.key].node()) + "\n";
+  }
+  return out;
+}
+
+std::string Deck::value_literal(const std::string& section, const std::string& key) const {
+  spec(section, key);
+  return literal(*values_->table[section][key].node());
+}
+
+DeckError Deck::error(const std::string& section, const std::string& key, const std::string& what,
+                      const std::string& allowed) const {
+  return DeckError(source_ + ": [" + section + "] " + key + " = " + value_literal(section, key) +
+                   ": " + what + "; allowed: " + allowed);
+}
+
+std::string peek_deck_string(const std::string& path, const std::vector<std::string>& overrides,
+                             const std::string& section, const std::string& key,
+                             const std::string& fallback) {
+  std::string value = fallback;
+  try {
+    const toml::table table = toml::parse_file(path);
+    if (auto found = table[section][key].value<std::string>()) value = *found;
+  } catch (const std::exception&) {
+    // Unreadable or not TOML: loading the deck reports it properly.
+  }
+  const std::string prefix = section + "." + key + "=";
+  for (const auto& o : overrides)
+    if (o.rfind(prefix, 0) == 0) value = trim(o.substr(prefix.size()));
+  return value;
+}
+
+std::string schema_markdown(const Schema& schema) {
+  auto cell = [](const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+      if (c == '|') out += '\\';
+      out += c == '\n' ? ' ' : c;
+    }
+    return out;
+  };
+  auto code = [&](const std::string& text) { return "`" + cell(text) + "`"; };
+  std::string out =
+      "| Section | Key | Type | Default | Allowed | Meaning |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const auto& spec : schema)
+    out += "| " + code("[" + spec.section + "]") + " | " + code(spec.key) + " | " +
+           cell(key_type_name(spec.type)) + " | " + code(trim(spec.default_toml)) + " | " +
+           cell(allowed_values(spec)) + " | " + cell(spec.help) + " |\n";
+  return out;
+}
+
+}  // namespace kstencil
