@@ -26,11 +26,11 @@ template <class L>
 std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
   std::vector<LaplacianKernelConfig> configs;
   const Layout layout = layout_of<L>();
+  const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}};
   for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
     for (auto variant : {LaplacianVariant::mdrange, LaplacianVariant::register_blocked,
                          LaplacianVariant::subdomain})
-      for (std::array<std::int64_t, 3> tile :
-           {std::array<std::int64_t, 3>{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}})
+      for (const auto& tile : tiles)
         for (int m : {1, 2, 8, 16})
           for (int parts : {1, 3})
             for (int bound : {0, 128}) {
@@ -118,7 +118,7 @@ TEMPLATE_TEST_CASE(
     "the bitwise same result",
     "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   const Grid grid = Grid::whole({19, 23, 17}, {0, 0, 0}, {0.1, 0.2, 0.3});
-  const LaplacianKernelConfig reference_config;
+  const LaplacianKernelConfig reference_config{};
   const auto reference = laplacian_of<double, TestType>(TestField::sine, reference_config, grid);
   const auto other_layout =
       std::is_same<TestType, Kokkos::LayoutLeft>::value

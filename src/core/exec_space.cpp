@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 namespace kstencil {
 namespace {
 
+#if !defined(KOKKOS_ENABLE_CUDA) && !defined(KOKKOS_ENABLE_HIP)
 std::string cpu_model() {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -35,6 +37,7 @@ std::int64_t host_llc_bytes() {
   }
   return 0;
 }
+#endif
 
 }  // namespace
 
@@ -73,14 +76,15 @@ ExecLimits default_exec_limits() {
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
 #if defined(KOKKOS_ENABLE_CUDA)
   int device = 0;
-  cudaGetDevice(&device);
   cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, device);
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&prop, device) != cudaSuccess)
+    throw std::runtime_error("cannot query the CUDA device's properties");
 #else
   int device = 0;
-  hipGetDevice(&device);
   hipDeviceProp_t prop;
-  hipGetDeviceProperties(&prop, device);
+  if (hipGetDevice(&device) != hipSuccess || hipGetDeviceProperties(&prop, device) != hipSuccess)
+    throw std::runtime_error("cannot query the HIP device's properties");
 #endif
   limits.gpu = true;
   limits.device_name = prop.name;

@@ -16,8 +16,10 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout,
   config.mapping = mapping;
   config.variant = LaplacianVariant::mdrange;
   if (limits.gpu) {
-    // 256 threads, 32 along the contiguous (policy dimension 0) axis.
-    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{32, 4, 2});
+    // H100, Kokkos 3.4, 512^3 double (docs/PERFORMANCE.md): policy tiles (64,4,1), (256,1,1) and
+    // (32,4,2) along the contiguous axis first reach 0.76-0.79 of memcpy; Kokkos' default
+    // (16,2,2) reaches 0.24-0.31.
+    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{64, 4, 1});
   }
   return config;
 }

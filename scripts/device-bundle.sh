@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Packs a GPU build for a machine without this project's dependencies: the kstencil and test
+# binaries plus the shared libraries they need that are not the system's, MPI's or the driver's.
+#
+#   scripts/device-bundle.sh [BUILD_DIR=build/cuda] [OUT=.device]
+# Then, there: LD_LIBRARY_PATH=$PWD/.device/lib .device/kstencil info
+set -euo pipefail
+build=${1:-build/cuda}
+out=${2:-.device}
+rm -rf "$out"
+mkdir -p "$out/lib"
+cp "$build/miniapp/kstencil" "$build/tests/kstencil_tests" "$out/"
+# Left to the target: C/C++ runtimes, the CUDA driver, and MPI (its ABI is shared by Open MPI 4.x).
+skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libstdc\+\+|libgcc_s|libcuda\.|libresolv|libmpi|libopen-rte|libopen-pal|libhwloc|libevent|libudev)'
+for binary in "$out/kstencil" "$out/kstencil_tests"; do
+  ldd "$binary" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
+    [[ "$name" =~ $skip ]] || cp -Lu "$path" "$out/lib/$name"
+  done
+done
+du -sh "$out"
