@@ -21,11 +21,20 @@ struct LaunchPlan {
 
 std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const Grid& grid);
 
+// The kernels' views of the fields: u and f never alias, so loads may move past stores (without
+// this a work item's next loads wait for its previous store), and u goes through the read-only
+// cache on GPUs.
+template <class T, class KokkosLayout>
+using StencilInput = Kokkos::View<const T***, KokkosLayout,
+                                  Kokkos::MemoryTraits<Kokkos::Restrict | Kokkos::RandomAccess>>;
+template <class T, class KokkosLayout>
+using StencilOutput = Kokkos::View<T***, KokkosLayout, Kokkos::MemoryTraits<Kokkos::Restrict>>;
+
 // One point per work item.
 template <class T, class KokkosLayout, bool Reversed>
 struct PointStencil {
-  Field<const T, KokkosLayout> u;
-  Field<T, KokkosLayout> f;
+  StencilInput<T, KokkosLayout> u;
+  StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int j, const int p2) const {
@@ -36,31 +45,50 @@ struct PointStencil {
   }
 };
 
-// m points along y per work item (AMD kernel 5): the y neighbours of each point are the centres of
-// the previous and next, so each point loads five values instead of seven.
-template <class T, class KokkosLayout, bool Reversed>
+// M points along y per work item (AMD kernel 5). The M + 2 centres of the column are loaded once
+// and serve as the y neighbours of each other, so a point costs five loads instead of seven; all
+// loads are issued before the M stores (M is a compile-time constant so the loops unroll).
+template <class T, class KokkosLayout, bool Reversed, int M>
 struct ColumnStencil {
-  Field<const T, KokkosLayout> u;
-  Field<T, KokkosLayout> f;
+  StencilInput<T, KokkosLayout> u;
+  StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
-  int m, j_begin, j_end;
+  int j_begin, j_end;
 
   KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int block, const int p2) const {
     const int i = Reversed ? p2 : p0;
     const int k = Reversed ? p0 : p2;
-    const int j0 = j_begin + block * m;
-    const int j1 = j0 + m < j_end ? j0 + m : j_end;
-    T below = u(i, j0 - 1, k);
-    T centre = u(i, j0, k);
-    for (int j = j0; j < j1; ++j) {
-      const T above = u(i, j + 1, k);
-      f(i, j, k) = stencil7(centre, u(i - 1, j, k), u(i + 1, j, k), below, above, u(i, j, k - 1),
-                            u(i, j, k + 1), a);
-      below = centre;
-      centre = above;
+    const int j0 = j_begin + block * M;
+    T centre[M + 2];
+    for (int n = 0; n < M + 2; ++n) centre[n] = j0 - 1 + n <= j_end ? u(i, j0 - 1 + n, k) : T(0);
+    T result[M];
+    for (int n = 0; n < M; ++n) {
+      const int j = j0 + n < j_end ? j0 + n : j_end - 1;  // past the end: recompute the last point
+      result[n] = stencil7(centre[n + 1], u(i - 1, j, k), u(i + 1, j, k), centre[n], centre[n + 2],
+                           u(i, j, k - 1), u(i, j, k + 1), a);
     }
+    for (int n = 0; n < M; ++n)
+      if (j0 + n < j_end) f(i, j0 + n, k) = result[n];
   }
 };
+
+// Calls body(std::integral_constant<int, M>) for the runtime points per work item.
+template <class Body>
+void dispatch_points_per_item(int m, Body&& body) {
+  switch (m) {
+    case 1:
+      return body(std::integral_constant<int, 1>{});
+    case 2:
+      return body(std::integral_constant<int, 2>{});
+    case 4:
+      return body(std::integral_constant<int, 4>{});
+    case 8:
+      return body(std::integral_constant<int, 8>{});
+    case 16:
+      return body(std::integral_constant<int, 16>{});
+  }
+  throw std::invalid_argument("points per work item (m) must be 1, 2, 4, 8 or 16");
+}
 
 template <Kokkos::Iterate Iter, unsigned LaunchBound>
 using Policy = MDPolicy3<Kokkos::DefaultExecutionSpace, Iter, LaunchBound>;
@@ -131,25 +159,27 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
   const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
   const auto plans = plan_launches(config, grid);
   const auto tile = to_policy_order(config.mapping, config.tile);
-  dispatch_traits(config.mapping, config.launch_bounds,
-                  [&](auto reversed, auto iterate, auto bound) {
-                    constexpr bool Reversed = decltype(reversed)::value;
-                    constexpr Kokkos::Iterate Iter = decltype(iterate)::value;
-                    constexpr unsigned Bound = decltype(bound)::value;
-                    for (const auto& plan : plans) {
-                      const auto policy =
-                          make_policy<Iter, Bound>(plan, resolved_tile<Iter, Bound>(plan, tile));
-                      if (plan.column) {
-                        Kokkos::parallel_for("kstencil::laplacian::register_blocked", policy,
-                                             ColumnStencil<T, KokkosLayout, Reversed>{
-                                                 u, f, a, config.m, static_cast<int>(plan.j_begin),
-                                                 static_cast<int>(plan.j_end)});
-                      } else {
-                        Kokkos::parallel_for("kstencil::laplacian::mdrange", policy,
-                                             PointStencil<T, KokkosLayout, Reversed>{u, f, a});
-                      }
-                    }
-                  });
+  dispatch_traits(
+      config.mapping, config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+        constexpr bool Reversed = decltype(reversed)::value;
+        constexpr Kokkos::Iterate Iter = decltype(iterate)::value;
+        constexpr unsigned Bound = decltype(bound)::value;
+        for (const auto& plan : plans) {
+          const auto policy =
+              make_policy<Iter, Bound>(plan, resolved_tile<Iter, Bound>(plan, tile));
+          if (plan.column) {
+            dispatch_points_per_item(config.m, [&](auto points) {
+              Kokkos::parallel_for(
+                  "kstencil::laplacian::register_blocked", policy,
+                  ColumnStencil<T, KokkosLayout, Reversed, decltype(points)::value>{
+                      u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end)});
+            });
+          } else {
+            Kokkos::parallel_for("kstencil::laplacian::mdrange", policy,
+                                 PointStencil<T, KokkosLayout, Reversed>{u, f, a});
+          }
+        }
+      });
 }
 
 }  // namespace laplacian_detail

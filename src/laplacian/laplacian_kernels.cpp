@@ -81,7 +81,8 @@ std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& co
 
 std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig& config,
                                                     const Grid& grid, const ExecLimits& limits) {
-  if (config.m < 1) return "m must be at least 1";
+  if (config.m != 1 && config.m != 2 && config.m != 4 && config.m != 8 && config.m != 16)
+    return "m must be 1, 2, 4, 8 or 16";
   if (config.parts < 1) return "parts must be at least 1";
   for (const auto& shape : laplacian_launch_shapes(config, grid))
     if (auto problem = tile_problem(shape.tile, shape.extents, limits, config.launch_bounds))

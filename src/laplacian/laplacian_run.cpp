@@ -10,16 +10,22 @@
 
 namespace kstencil {
 
-LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout,
-                                               const Mapping& mapping, const Grid&, int) {
+LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout layout,
+                                               const Mapping& mapping, const Grid& grid,
+                                               int element_bytes) {
   LaplacianKernelConfig config;
   config.mapping = mapping;
   config.variant = LaplacianVariant::mdrange;
   if (limits.gpu) {
-    // H100, Kokkos 3.4, 512^3 double (docs/PERFORMANCE.md): policy tiles (64,4,1), (256,1,1) and
-    // (32,4,2) along the contiguous axis first reach 0.76-0.79 of memcpy; Kokkos' default
-    // (16,2,2) reaches 0.24-0.31.
-    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{64, 4, 1});
+    // H100, Kokkos 3.4, double (docs/PERFORMANCE.md): 4 points per work item along y, 256 work
+    // items along the contiguous axis and launch bounds 256 reach 0.84-0.87 of memcpy with layout
+    // right, against 0.75-0.79 for the best plain MDRange tiles; the y split into parts keeps three
+    // planes within the L2 where they would not fit (the cliff of seed 000's kernel 5).
+    config.variant = LaplacianVariant::subdomain;
+    config.m = 4;
+    config.launch_bounds = 256;
+    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{256, 1, 1});
+    config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m);
   }
   return config;
 }
