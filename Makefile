@@ -3,11 +3,18 @@ BACKEND ?= openmp
 DECK ?= inputs/laplacian.toml
 JOBS ?= $(shell nproc)
 BUILD := build/$(BACKEND)
+# Thread binding for the OpenMP back end (Kokkos warns without it); override as you like.
+export OMP_PROC_BIND ?= spread
+export OMP_PLACES ?= threads
 
 .PHONY: run test build deps test-deps bench format clean
 
+# `make run` replaces its own earlier run folder (--overwrite); `kstencil run` alone refuses to.
 run: build
-	$(BUILD)/miniapp/kstencil run $(DECK) $(ARGS)
+	$(BUILD)/miniapp/kstencil run $(DECK) --overwrite $(ARGS)
+
+bench: build
+	/usr/bin/python3 scripts/bench.py --kstencil $(BUILD)/miniapp/kstencil --set $(or $(SET),default) $(ARGS)
 
 test: test-deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
