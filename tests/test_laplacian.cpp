@@ -4,8 +4,10 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
+#include <limits>
 #include <vector>
 
+#include "laplacian/compare.hpp"
 #include "laplacian/kernels.hpp"
 #include "laplacian/laplacian.hpp"
 
@@ -223,4 +225,35 @@ TEST_CASE("tile validation rejects launches Kokkos would drop or refuse on a GPU
   config.tile = {0, 0, 128};
   CHECK(laplacian_config_problem(config, grid, gpu).has_value());
   CHECK_FALSE(laplacian_config_problem(config, grid, host).has_value());
+}
+
+TEST_CASE("verification catches a wrong point and a point written outside the update box",
+          "[laplacian]") {
+  const Grid grid = Grid::whole({6, 5, 4}, {0, 0, 0}, {1, 1, 1});
+  auto f = allocate_field<double, Kokkos::LayoutLeft>("f", grid);
+  auto fh = Kokkos::create_mirror_view(f);
+  const Box update = laplacian_update_box(grid);
+  const auto expected = [](Index i, Index j, Index k) { return double(i + 10 * j + 100 * k); };
+  for (Index k = 0; k < 4; ++k)
+    for (Index j = 0; j < 5; ++j)
+      for (Index i = 0; i < 6; ++i)
+        fh(i, j, k) = update.contains({i, j, k}) ? expected(i, j, k)
+                                                 : std::numeric_limits<double>::quiet_NaN();
+  Kokkos::deep_copy(f, fh);
+  auto clean = laplacian_detail::compare_on_host(f, grid, expected);
+  CHECK(clean.mismatches == 0);
+  CHECK(clean.untouched_violations == 0);
+  CHECK(clean.max_diff == 0);
+
+  fh(2, 2, 2) += 0.5;  // a wrong interior value
+  fh(0, 3, 1) = 1.0;   // a boundary point the kernel must not write
+  Kokkos::deep_copy(f, fh);
+  auto broken = laplacian_detail::compare_on_host(f, grid, expected);
+  CHECK(broken.mismatches == 1);
+  CHECK(broken.untouched_violations == 1);
+  CHECK(broken.max_diff == 0.5);
+
+  fh(2, 2, 2) = std::numeric_limits<double>::quiet_NaN();  // a dropped point stays NaN
+  Kokkos::deep_copy(f, fh);
+  CHECK(std::isinf(laplacian_detail::compare_on_host(f, grid, expected).max_diff));
 }

@@ -5,53 +5,10 @@
 #include <vector>
 
 #include "laplacian/apply_impl.hpp"
+#include "laplacian/compare.hpp"
 
 namespace kstencil {
 namespace laplacian_detail {
-
-template <class T, class KokkosLayout>
-struct Comparison {
-  double max_diff = 0;
-  std::int64_t mismatches = 0;
-  std::int64_t untouched_violations = 0;
-};
-
-// Compares f (on the host) with `expected(i, j, k)` at the update box and checks that every other
-// point still holds NaN. Plain loops on the host execution space: independent of the kernels.
-template <class T, class KokkosLayout, class Expected>
-Comparison<T, KokkosLayout> compare_on_host(const Field<T, KokkosLayout>& f, const Grid& grid,
-                                            Expected&& expected) {
-  const auto fh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f);
-  const Box update = grid.to_local(laplacian_update_box(grid));
-  const Index3 n = grid.local_extents();
-  std::vector<Comparison<T, KokkosLayout>> planes(n[2]);
-  Kokkos::parallel_for(
-      "kstencil::laplacian::compare",
-      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, static_cast<int>(n[2])),
-      [&](const int k) {
-        auto& c = planes[k];
-        for (Index j = 0; j < n[1]; ++j)
-          for (Index i = 0; i < n[0]; ++i) {
-            const T value = fh(i, j, k);
-            if (!update.contains({i, j, k})) {
-              c.untouched_violations += !std::isnan(value);
-              continue;
-            }
-            const T want = expected(i, j, k);
-            const double diff = std::abs(static_cast<double>(value) - static_cast<double>(want));
-            c.mismatches += !(value == want);
-            c.max_diff = std::isnan(diff) ? std::numeric_limits<double>::infinity()
-                                          : std::max(c.max_diff, diff);
-          }
-      });
-  Comparison<T, KokkosLayout> total;
-  for (const auto& c : planes) {
-    total.max_diff = std::max(total.max_diff, c.max_diff);
-    total.mismatches += c.mismatches;
-    total.untouched_violations += c.untouched_violations;
-  }
-  return total;
-}
 
 template <class T, class KokkosLayout>
 struct MaxAbs {
