@@ -29,6 +29,9 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
   std::vector<LaplacianKernelConfig> configs;
   const Layout layout = layout_of<L>();
   const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}};
+  LaplacianKernelConfig line;
+  line.variant = LaplacianVariant::line;
+  configs.push_back(line);  // takes no tile, order, m, parts or launch bound
   for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
     for (auto variant : {LaplacianVariant::mdrange, LaplacianVariant::register_blocked,
                          LaplacianVariant::subdomain})

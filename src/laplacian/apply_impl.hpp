@@ -24,10 +24,12 @@ template <class T, class KokkosLayout>
 void apply_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
                      const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
   static const ExecLimits limits = default_exec_limits();
-  if (auto problem = laplacian_config_problem(config, grid, limits))
+  LaplacianKernelConfig checked = config;
+  checked.layout = layout_of<KokkosLayout>();
+  if (auto problem = laplacian_config_problem(checked, grid, limits))
     throw std::invalid_argument("Laplacian kernel configuration not valid on " + limits.backend +
                                 ": " + *problem);
-  laplacian_detail::apply<T, KokkosLayout>(config, grid, u, f);
+  laplacian_detail::apply<T, KokkosLayout>(checked, grid, u, f);
 }
 
 template <class T, class KokkosLayout>

@@ -16,7 +16,8 @@ namespace kstencil {
 enum class LaplacianVariant {
   mdrange,           // one point per work item
   register_blocked,  // m points along y per work item, y neighbours reused from registers
-  subdomain          // the y range split into parts launched one after another
+  subdomain,         // the y range split into parts launched one after another
+  line               // a work item sweeps a whole line of the contiguous axis (vectorised on CPUs)
 };
 
 LaplacianVariant parse_laplacian_variant(const std::string& word);
@@ -24,6 +25,7 @@ std::string to_string(LaplacianVariant variant);
 
 struct LaplacianKernelConfig {
   LaplacianVariant variant = LaplacianVariant::mdrange;
+  Layout layout = Layout::right;  // of the fields (apply_laplacian sets it from its View type)
   Mapping mapping;
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;                      // 0 = none, else max threads per block

@@ -70,8 +70,9 @@ const Schema& laplacian_schema() {
       // [kernel]
       Key("kernel", "variant", T::string, R"("auto")",
           "kernel variant; auto = the backend's default configuration (ignores tile, "
-          "launch_bounds, m, parts)")
-          .choices({"auto", "mdrange", "register-blocked", "subdomain"}),
+          "launch_bounds, m, parts); line = one work item per line of the contiguous axis "
+          "(ignores tile, iterate, launch_bounds, m, parts)")
+          .choices({"auto", "mdrange", "register-blocked", "subdomain", "line"}),
       Key("kernel", "layout", T::string, R"("right")",
           "Kokkos View layout of the fields: left = x contiguous, right = z contiguous")
           .choices({"left", "right"}),

@@ -9,6 +9,7 @@ LaplacianVariant parse_laplacian_variant(const std::string& word) {
   if (word == "mdrange") return LaplacianVariant::mdrange;
   if (word == "register-blocked") return LaplacianVariant::register_blocked;
   if (word == "subdomain") return LaplacianVariant::subdomain;
+  if (word == "line") return LaplacianVariant::line;
   throw std::invalid_argument("unknown Laplacian variant " + word);
 }
 
@@ -20,6 +21,8 @@ std::string to_string(LaplacianVariant variant) {
       return "register-blocked";
     case LaplacianVariant::subdomain:
       return "subdomain";
+    case LaplacianVariant::line:
+      return "line";
   }
   return "?";
 }
@@ -67,6 +70,18 @@ std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& co
                                                  const Grid& grid) {
   using namespace laplacian_detail;
   std::vector<LaunchShape> shapes;
+  if (config.variant == LaplacianVariant::line) {
+    const Box box = grid.to_local(laplacian_update_box(grid));
+    if (box.empty()) return shapes;
+    const LinePolicy policy = line_policy(box, config.layout);
+    LaunchShape shape;
+    for (int d = 0; d < 2; ++d) {
+      shape.tile[d] = policy.m_tile[d];
+      shape.extents[d] = policy.m_upper[d] - policy.m_lower[d];
+    }
+    shape.tile[2] = shape.extents[2] = 1;
+    return {shape};
+  }
   const auto tile = to_policy_order(config.mapping, config.tile);
   dispatch_traits(config.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
     for (const auto& plan : plan_launches(config, grid)) {

@@ -15,7 +15,11 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
                                                int element_bytes) {
   LaplacianKernelConfig config;
   config.mapping = mapping;
-  config.variant = LaplacianVariant::mdrange;
+  config.layout = layout;
+  // Host (2-core development machine, Kokkos 3.4, 256^3 double): MDRange reaches 0.31 of the
+  // copy bandwidth whatever the tile, register blocking 0.09-0.14; lines along the contiguous axis
+  // let the compiler vectorise (docs/PERFORMANCE.md).
+  config.variant = LaplacianVariant::line;
   if (limits.gpu) {
     // H100, Kokkos 3.4, double (docs/PERFORMANCE.md): 4 points per work item along y, 256 work
     // items along the contiguous axis and launch bounds 256 reach 0.84-0.87 of memcpy with layout
@@ -55,6 +59,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
   } else {
     s.kernel.variant = parse_laplacian_variant(s.requested_variant);
     s.kernel.mapping = mapping;
+    s.kernel.layout = s.layout;
     s.kernel.tile = deck.integer3("kernel", "tile");
     s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
     s.kernel.m = static_cast<int>(deck.integer("kernel", "m"));
@@ -141,17 +146,29 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
   const auto shapes = laplacian_launch_shapes(s.kernel, s.grid);
   const std::array<std::int64_t, 3> policy_tile =
       shapes.empty() ? std::array<std::int64_t, 3>{0, 0, 0} : shapes.front().tile;
-  const std::array<std::int64_t, 3> axis_tile = to_axis_order(s.kernel.mapping, policy_tile);
+  const bool line = s.kernel.variant == LaplacianVariant::line;
+  const bool z_lines = s.layout == Layout::right;
+  // Per axis (x y z); a line work item covers its whole line along the contiguous axis.
+  std::array<std::int64_t, 3> axis_tile = to_axis_order(s.kernel.mapping, policy_tile);
+  if (line) {
+    const std::int64_t length = laplacian_update_box(s.grid).extent(z_lines ? 2 : 0);
+    axis_tile = z_lines ? std::array<std::int64_t, 3>{policy_tile[0], policy_tile[1], length}
+                        : std::array<std::int64_t, 3>{length, policy_tile[1], policy_tile[0]};
+  }
   const std::string variant = to_string(s.kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
-  const std::string iterate = s.requested_iterate + " -> " + s.kernel.mapping.describe();
+  const std::string mapping = line ? (z_lines ? "policy (i,j), lines along z, Iterate::Right"
+                                              : "policy (k,j), lines along x, Iterate::Right")
+                                   : s.kernel.mapping.describe();
+  const std::string iterate =
+      line ? s.requested_iterate + " (not used by line)" : s.requested_iterate + " -> " + mapping;
 
   nlohmann::ordered_json summary = {{"kernel", "laplacian"},
                                     {"variant", variant},
                                     {"variant_requested", s.requested_variant},
                                     {"layout", to_string(s.layout)},
                                     {"iterate", s.requested_iterate},
-                                    {"mapping", s.kernel.mapping.describe()},
+                                    {"mapping", mapping},
                                     {"tile", axis_tile},
                                     {"policy_tile", policy_tile},
                                     {"launches", shapes.size()},
@@ -228,7 +245,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
         << "  tile          " << format_triple(axis_tile) << " (x y z; policy order "
         << format_triple(policy_tile) << "), launch bounds "
         << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
-    if (s.kernel.variant != LaplacianVariant::mdrange) out << ", m " << s.kernel.m;
+    if (s.kernel.variant != LaplacianVariant::mdrange && !line) out << ", m " << s.kernel.m;
     if (s.kernel.variant == LaplacianVariant::subdomain) out << ", parts " << s.kernel.parts;
     out << "\n"
         << "  time          median " << fmt("%.4g", timing.median_s * 1e3) << " ms (min "
