@@ -22,14 +22,15 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // let the compiler vectorise (docs/PERFORMANCE.md).
   config.variant = LaplacianVariant::line;
   if (limits.gpu) {
-    // H100, Kokkos 3.4, double (docs/PERFORMANCE.md): 4 points per work item along y, 256 work
-    // items along the contiguous axis and launch bounds 256 reach 0.84-0.87 of memcpy with layout
-    // right, against 0.75-0.79 for the best plain MDRange tiles; the y split into parts keeps three
-    // planes within the L2 where they would not fit (the cliff of seed 000's kernel 5).
+    // H100, Kokkos 3.4, 512^3 (docs/PERFORMANCE.md): 4 points per work item along y, 128 work
+    // items along the contiguous axis and launch bounds 128 reach 0.89 of memcpy in double and 0.62
+    // in float (layout right), against 0.75-0.79 for the best plain MDRange tiles; m 2/8/16 and
+    // 256/512 threads are slower. The y split into parts keeps three planes within the L2 where
+    // they would not fit (the cliff of seed 000's kernel 5).
     config.variant = LaplacianVariant::subdomain;
     config.m = 4;
-    config.launch_bounds = 256;
-    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{256, 1, 1});
+    config.launch_bounds = 128;
+    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{128, 1, 1});
     config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m);
   }
   return config;
