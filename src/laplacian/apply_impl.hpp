@@ -33,6 +33,13 @@ void apply_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
 }
 
 template <class T, class KokkosLayout>
+void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const Grid& grid,
+                                    const Field<const T, KokkosLayout>& u,
+                                    const Field<T, KokkosLayout>& f) {
+  laplacian_detail::apply<T, KokkosLayout>(config, grid, u, f);
+}
+
+template <class T, class KokkosLayout>
 void fill_test_field(const TestFieldSpec& spec, const Grid& grid, const Field<T, KokkosLayout>& u) {
   const Index3 n = grid.local_extents();
   using Policy = Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>;
@@ -42,9 +49,11 @@ void fill_test_field(const TestFieldSpec& spec, const Grid& grid, const Field<T,
           u, spec, {grid.allocated.lo[0], grid.allocated.lo[1], grid.allocated.lo[2]}});
 }
 
-#define KSTENCIL_INSTANTIATE_LAPLACIAN(T, L)                                         \
-  template void apply_laplacian<T, L>(const LaplacianKernelConfig&, const Grid&,     \
-                                      const Field<const T, L>&, const Field<T, L>&); \
+#define KSTENCIL_INSTANTIATE_LAPLACIAN(T, L)                                                    \
+  template void apply_laplacian<T, L>(const LaplacianKernelConfig&, const Grid&,                \
+                                      const Field<const T, L>&, const Field<T, L>&);            \
+  template void apply_laplacian_checked_before<T, L>(                                           \
+      const LaplacianKernelConfig&, const Grid&, const Field<const T, L>&, const Field<T, L>&); \
   template void fill_test_field<T, L>(const TestFieldSpec&, const Grid&, const Field<T, L>&);
 
 }  // namespace kstencil

@@ -75,6 +75,12 @@ std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig&
 template <class T, class KokkosLayout>
 void apply_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
                      const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f);
+// The same without the check, for timed loops: `config` must have passed
+// laplacian_config_problem() with config.layout matching KokkosLayout.
+template <class T, class KokkosLayout>
+void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const Grid& grid,
+                                    const Field<const T, KokkosLayout>& u,
+                                    const Field<T, KokkosLayout>& f);
 
 // Number of y parts for the subdomain variant so that three planes (cross-sections normal to the
 // slowest axis) of one part fit in half the last-level cache.
