@@ -26,28 +26,9 @@ def run(args, cwd=None):
                           timeout=600)
 
 
-SMALL_DECK = """
-[run]
-name = "small"
-warmup = 1
-repeats = 2
-[grid]
-nx = 21
-ny = 14
-nz = 9
-hx = 0.1
-hy = 0.2
-hz = 0.05
-origin = [1.0, -2.0, 0.5]
-[kernel]
-variant = "register-blocked"
-layout = "right"
-m = 4
-[laplacian]
-field = "sine"
-[output]
-root = "out"
-"""
+# The small deck shared with the C++ deck tests.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "decks", "small.toml")) as _f:
+    SMALL_DECK = _f.read()
 
 
 def sine_field(nx, ny, nz):

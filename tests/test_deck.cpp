@@ -271,32 +271,10 @@ TEST_CASE("deck: resolved_toml keeps reals as reals and round-trips them exactly
 }
 
 TEST_CASE("deck: the Laplacian resolved deck round-trips", "[deck]") {
-  const Deck deck = Deck::parse(R"(
-[run]
-name = "small"
-warmup = 1
-repeats = 2
-[grid]
-nx = 21
-ny = 14
-nz = 9
-hx = 0.1
-hy = 0.2
-hz = 0.05
-origin = [1.0, -2.0, 0.5]
-[kernel]
-variant = "register-blocked"
-layout = "right"
-m = 4
-[laplacian]
-field = "sine"
-[output]
-root = "out"
-)",
-                                "small.toml",
-                                {"kernel.layout=left", "run.precision=float", "kernel.parts=3",
-                                 "kernel.tile=[2, 3, 4]", "output.overwrite=true"},
-                                laplacian_schema());
+  const Deck deck = Deck::load(KSTENCIL_TEST_DECKS "/small.toml",
+                               {"kernel.layout=left", "run.precision=float", "kernel.parts=3",
+                                "kernel.tile=[2, 3, 4]", "output.overwrite=true"},
+                               laplacian_schema());
   CHECK(deck.string("kernel", "layout") == "left");
   CHECK(deck.integer3("kernel", "tile") == std::array<std::int64_t, 3>{2, 3, 4});
   const std::string text = deck.resolved_toml();
