@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|sweep|quick] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -20,7 +20,7 @@ SIZES = {
                 (2048, 1024, 256)],
 }
 COLUMNS = ["set", "nx", "ny", "nz", "precision", "layout", "variant_requested", "variant", "iterate",
-           "mapping", "tile", "launch_bounds", "m", "parts", "time_median_s", "fom_gbs", "copy_gbs",
+           "mapping", "tile", "launch_bounds", "m", "parts", "streaming_stores", "time_median_s", "fom_gbs", "copy_gbs",
            "fom_ratio", "verified", "backend", "device"]
 
 
@@ -48,8 +48,52 @@ def configurations(name, sizes):
                     yield name, size, base + ["kernel.variant=subdomain", "kernel.m=8",
                                               f"kernel.parts={parts}", "kernel.tile=[256,1,1]",
                                               "kernel.launch_bounds=256"]
+    elif name == "march":
+        # The march variant against the default: steps, threads, slabs, stores (GPU policy order).
+        for size in sizes or [(512, 512, 512), (2048, 1024, 256)]:
+            for layout in ("right", "left"):
+                base = [f"kernel.layout={layout}", "run.precision=double"]
+                yield name, size, base + ["kernel.variant=auto"]
+                for m, threads in itertools.product((1, 2, 4), (128, 256)):
+                    yield name, size, base + ["kernel.variant=march", f"kernel.m={m}",
+                                              f"kernel.launch_bounds={threads}",
+                                              f"kernel.tile=[{threads},1,1]"]
+                march = base + ["kernel.variant=march", "kernel.m=2", "kernel.launch_bounds=256",
+                                "kernel.tile=[256,1,1]"]
+                yield name, size, march + ["kernel.streaming_stores=false"]
+                for parts in (1, 2, 8):
+                    yield name, size, march + [f"kernel.parts={parts}"]
+        for size in sizes or [(512, 512, 512), (2048, 1024, 256)]:
+            for m in (2, 4):
+                yield name, size, ["kernel.layout=right", "run.precision=float", "kernel.variant=march",
+                                   f"kernel.m={m}", "kernel.launch_bounds=256", "kernel.tile=[256,1,1]"]
+    elif name == "stores":
+        # Evict-first stores in the register-blocked kernels, and slab counts for the plane cliff.
+        for size in sizes or [(512, 512, 512), (2048, 1024, 256)]:
+            for layout in ("right", "left"):
+                base = [f"kernel.layout={layout}", "run.precision=double"]
+                sub = base + ["kernel.variant=subdomain", "kernel.m=4", "kernel.launch_bounds=128",
+                              "kernel.tile=[128,1,1]"]
+                for streaming in ("true", "false"):
+                    yield name, size, sub + [f"kernel.streaming_stores={streaming}"]
+                for m, threads in itertools.product((4, 8), (128, 256)):
+                    yield name, size, base + ["kernel.variant=register-blocked", f"kernel.m={m}",
+                                              f"kernel.launch_bounds={threads}",
+                                              f"kernel.tile=[{threads},1,1]"]
+                if layout == "left":
+                    for parts in (4, 8):
+                        yield name, size, sub + [f"kernel.parts={parts}"]
+            for m in (4, 8):
+                yield name, size, ["kernel.layout=right", "run.precision=float",
+                                   "kernel.variant=subdomain", f"kernel.m={m}",
+                                   "kernel.launch_bounds=128", "kernel.tile=[128,1,1]"]
+        if not sizes:
+            for size, layout in itertools.product([(256, 256, 256), (768, 768, 768),
+                                                   (1024, 1024, 1024)], ("right", "left")):
+                yield name, size, [f"kernel.layout={layout}", "run.precision=double",
+                                   "kernel.variant=auto"]
     else:
-        sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep)")
+        sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores)")
 
 
 def tile_for_gpu(overrides, layout):
@@ -67,6 +111,10 @@ def tile_for_gpu(overrides, layout):
 def run_all(args):
     os.makedirs(args.out, exist_ok=True)
     rows = []
+    # Written after every run so that an interrupted benchmark keeps what it measured.
+    csv_file = open(os.path.join(args.out, "results.csv"), "w", newline="")
+    writer = csv.DictWriter(csv_file, fieldnames=COLUMNS)
+    writer.writeheader()
     sizes = [tuple(int(v) for v in text.split("x")) for text in args.sizes.split(",")] \
         if args.sizes else None
     configs = list(configurations(args.set, sizes))
@@ -89,14 +137,13 @@ def run_all(args):
             value = s.get(key)
             row[key] = " ".join(map(str, value)) if isinstance(value, list) else value
         rows.append(row)
+        writer.writerow(row)
+        csv_file.flush()
         print(f"[{n + 1}/{len(configs)}] {size} {s['precision']} {s['layout']} {s['variant']} "
               f"tile {s['tile']} m {s['m']} lb {s['launch_bounds']}: {s['fom_gbs']:.1f} GB/s, "
               f"copy {s['copy_gbs']:.1f}, ratio {s['fom_ratio']:.3f}, "
               f"{'PASS' if s['verified'] else 'FAIL'} ({time.time() - start:.1f} s)", flush=True)
-    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
+    csv_file.close()
     return rows
 
 

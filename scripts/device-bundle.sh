@@ -3,13 +3,15 @@
 # binaries plus the shared libraries they need that are not the system's, MPI's or the driver's.
 #
 #   scripts/device-bundle.sh [BUILD_DIR=build/cuda] [OUT=.device]
-# Then, there: LD_LIBRARY_PATH=$PWD/.device/lib .device/kstencil info
+# Also packs OUT into OUT.tgz (a third of the size, for size-limited transfers).
+# Then, there: tar xzf .device.tgz; LD_LIBRARY_PATH=$PWD/.device/lib .device/kstencil info
 set -euo pipefail
 build=${1:-build/cuda}
 out=${2:-.device}
 rm -rf "$out"
 mkdir -p "$out/lib"
 cp "$build/miniapp/kstencil" "$build/tests/kstencil_tests" "$out/"
+strip --strip-unneeded "$out/kstencil" "$out/kstencil_tests"  # the carry to a device is size-limited
 # Left to the target: C/C++ runtimes, the CUDA driver, and MPI (its ABI is shared by Open MPI 4.x).
 skip='^(linux-vdso|ld-linux|libc\.|libm\.|libdl\.|libpthread\.|librt\.|libstdc\+\+|libgcc_s|libcuda\.|libresolv|libmpi|libopen-rte|libopen-pal|libhwloc|libevent|libudev)'
 for binary in "$out/kstencil" "$out/kstencil_tests"; do
@@ -17,4 +19,5 @@ for binary in "$out/kstencil" "$out/kstencil_tests"; do
     [[ "$name" =~ $skip ]] || cp -Lu "$path" "$out/lib/$name"
   done
 done
-du -sh "$out"
+tar czf "$out.tgz" "$out"
+du -sh "$out" "$out.tgz"

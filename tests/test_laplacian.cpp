@@ -31,7 +31,21 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
   const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}};
   LaplacianKernelConfig line;
   line.variant = LaplacianVariant::line;
-  configs.push_back(line);  // takes no tile, order, m, parts or launch bound
+  configs.push_back(line);        // takes no tile, order, m, parts or launch bound
+  for (const auto& tile : tiles)  // march has its own mapping: no iteration order
+    for (int m : {1, 2, 8, 16})
+      for (int parts : {1, 3, 100})
+        for (int bound : {0, 128})
+          for (bool streaming : {false, true}) {
+            LaplacianKernelConfig c;
+            c.variant = LaplacianVariant::march;
+            c.tile = tile;
+            c.m = m;
+            c.parts = parts;
+            c.launch_bounds = bound;
+            c.streaming_stores = streaming;
+            configs.push_back(c);
+          }
   for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
     for (auto variant : {LaplacianVariant::mdrange, LaplacianVariant::register_blocked,
                          LaplacianVariant::subdomain})
@@ -48,6 +62,7 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
               c.m = m;
               c.parts = parts;
               c.launch_bounds = bound;
+              c.streaming_stores = bound != 0;  // both store kinds for every m, tile, parts
               configs.push_back(c);
             }
   return configs;
@@ -56,7 +71,7 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
 std::string describe(const LaplacianKernelConfig& c) {
   return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
          " m " + std::to_string(c.m) + " parts " + std::to_string(c.parts) + " bounds " +
-         std::to_string(c.launch_bounds);
+         std::to_string(c.launch_bounds) + (c.streaming_stores ? "" : " plain stores");
 }
 
 template <class T, class L>
@@ -177,15 +192,58 @@ TEST_CASE("subdomain parts and register blocks cover the y range exactly once", 
     }
 }
 
-TEST_CASE("auto subdomain parts keep three planes of a part within half the last-level cache",
-          "[laplacian]") {
+TEST_CASE(
+    "auto subdomain parts keep three planes of a part within a quarter of the last-level cache",
+    "[laplacian]") {
   const Grid grid = Grid::whole({2048, 1024, 256}, {0, 0, 0}, {1, 1, 1});
   const std::int64_t llc = 50 << 20;  // H100 L2
-  // LayoutLeft: planes are x-y, 2048 * 1024 * 8 B = 16 MiB; 3 planes / parts <= 25 MiB -> 2 parts.
-  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 8) == 2);
+  // LayoutLeft: planes are x-y, 2048 * 1024 * 8 B = 16 MiB; 3 planes / parts <= 12.5 MiB -> 4.
+  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 8) == 4);
+  // 1024^3: 8 MiB planes -> 2 parts; 512^3: 2 MiB planes -> 1.
+  const Grid cube = Grid::whole({1024, 1024, 1024}, {0, 0, 0}, {1, 1, 1});
+  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4) == 2);
   // LayoutRight: planes are z-y, 256 * 1024 * 8 B = 2 MiB: one part.
   CHECK(auto_subdomain_parts(grid, Layout::right, 8, llc, 8) == 1);
   CHECK(auto_subdomain_parts(grid, Layout::left, 8, 0, 8) == 1);
+}
+
+TEST_CASE("march slabs cover the slowest axis exactly once", "[laplacian]") {
+  const Grid grid = Grid::whole({11, 5, 37}, {0, 0, 0}, {1, 1, 1});
+  for (Layout layout : {Layout::left, Layout::right})
+    for (int parts : {1, 2, 3, 7, 35, 36, 1000}) {
+      LaplacianKernelConfig config;
+      config.variant = LaplacianVariant::march;
+      config.layout = layout;
+      config.parts = parts;
+      const auto plan = laplacian_detail::plan_march(config, grid);
+      const Index slow_points = grid.points[layout == Layout::right ? 0 : 2];
+      std::vector<int> covered(slow_points, 0);
+      for (Index part = plan.lower[2]; part < plan.upper[2]; ++part) {
+        const Index first = plan.slow_begin + part * plan.slab;
+        for (Index s = first; s < std::min<Index>(first + plan.slab, plan.slow_end); ++s)
+          ++covered[s];
+      }
+      for (Index s = 0; s < slow_points; ++s) {
+        INFO("layout " << to_string(layout) << " parts " << parts << " plane " << s);
+        CHECK(covered[s] == (s >= 1 && s < slow_points - 1 ? 1 : 0));
+      }
+    }
+}
+
+TEST_CASE("auto march slabs give enough work items for the device", "[laplacian]") {
+  const std::int64_t h100 = 132 * 2048;
+  // 512^3: a plane holds 510 * 510 = 260100 work items; 4 waves of 270336 threads -> 5 slabs.
+  const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
+  CHECK(auto_march_parts(cube, Layout::right, h100, 4, 4) == 5);
+  CHECK(auto_march_parts(cube, Layout::left, h100, 4, 4) == 5);
+  // 2048 x 1024 x 256, layout left: 2046 * 1022 work items fill the GPU in one slab.
+  const Grid flat = Grid::whole({2048, 1024, 256}, {0, 0, 0}, {1, 1, 1});
+  CHECK(auto_march_parts(flat, Layout::left, h100, 4, 4) == 1);
+  CHECK(auto_march_parts(flat, Layout::right, h100, 4, 4) == 5);
+  // Never slabs thinner than m planes; a host with 2 threads needs one slab.
+  const Grid thin = Grid::whole({64, 64, 10}, {0, 0, 0}, {1, 1, 1});
+  CHECK(auto_march_parts(thin, Layout::left, h100, 4, 4) == 2);
+  CHECK(auto_march_parts(thin, Layout::left, 2, 4, 4) == 1);
 }
 
 TEST_CASE("auto iteration makes the contiguous index fastest on host and GPU", "[mapping]") {

@@ -96,7 +96,10 @@ ExecLimits default_exec_limits() {
   // Kokkos 3.4 clamps every MDRange grid dimension to maxGridSize[0] and so fails to launch when
   // blocks along y or z exceed 65535 (Kokkos issue #4192); keep the hardware limit for y and z.
   limits.llc_bytes = prop.l2CacheSize;
+  limits.resident_threads =
+      static_cast<std::int64_t>(prop.multiProcessorCount) * prop.maxThreadsPerMultiProcessor;
 #else
+  limits.resident_threads = limits.concurrency;
   limits.device_name = cpu_model();
   limits.llc_bytes = host_llc_bytes();
 #endif

@@ -14,8 +14,9 @@ struct ExecLimits {
   int max_threads_per_block = 0;  // 0: no limit (host)
   std::array<int, 3> max_block_dims{0, 0, 0};          // 0: no limit
   std::array<std::int64_t, 3> max_grid_dims{0, 0, 0};  // blocks per grid dimension a launch may use
-  std::int64_t llc_bytes = 0;  // last-level cache (L2 on GPUs, L3/L2 on CPUs); 0 if unknown
-  int concurrency = 1;         // Kokkos concurrency of the default execution space
+  std::int64_t llc_bytes = 0;         // last-level cache (L2 on GPUs, L3/L2 on CPUs); 0 if unknown
+  int concurrency = 1;                // Kokkos concurrency of the default execution space
+  std::int64_t resident_threads = 1;  // threads the device runs at once (GPU: SMs x threads/SM)
 };
 
 // Limits of Kokkos::DefaultExecutionSpace (Kokkos must be initialised).

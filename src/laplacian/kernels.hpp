@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/stores.hpp"
 #include "laplacian/laplacian.hpp"
 
 namespace kstencil {
@@ -48,7 +49,8 @@ struct PointStencil {
 // M points along y per work item (AMD kernel 5). The M + 2 centres of the column are loaded once
 // and serve as the y neighbours of each other, so a point costs five loads instead of seven; all
 // loads are issued before the M stores (M is a compile-time constant so the loops unroll).
-template <class T, class KokkosLayout, bool Reversed, int M>
+// Streaming: stores marked evict-first, as kernel 5's non-temporal stores.
+template <class T, class KokkosLayout, bool Reversed, int M, bool Streaming>
 struct ColumnStencil {
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
@@ -68,7 +70,7 @@ struct ColumnStencil {
                            u(i, j, k - 1), u(i, j, k + 1), a);
     }
     for (int n = 0; n < M; ++n)
-      if (j0 + n < j_end) f(i, j0 + n, k) = result[n];
+      if (j0 + n < j_end) store_output<Streaming>(&f(i, j0 + n, k), result[n]);
   }
 };
 
@@ -100,6 +102,71 @@ struct LineStencil {
     }
   }
 };
+
+// A column along the slowest axis per work item (seed 000's kernel 7 taken to its end, "2.5D
+// blocking"): the planes below, at and above the current one stay in registers as the work item
+// marches, so u comes from memory once per point whatever the plane size (no last-level-cache
+// cliff) and only the four in-plane neighbours go through the caches, where the neighbouring work
+// items of the same block have just brought them. Each step loads M planes before it stores any.
+// The policy runs over (contiguous axis, y, slab); slabs cut the slowest axis so that small grids
+// still have enough work items. LayoutRight marches along x, LayoutLeft along z.
+template <class T, class KokkosLayout, int M, bool Streaming>
+struct MarchStencil {
+  StencilInput<T, KokkosLayout> u;
+  StencilOutput<T, KokkosLayout> f;
+  StencilCoeffs<T> a;
+  int slow_begin, slow_end;  // update range along the slowest axis
+  int slab;                  // planes per slab
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int part) const {
+    constexpr bool x_columns = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+    const std::ptrdiff_t s_slow = x_columns ? u.stride(0) : u.stride(2);
+    const std::ptrdiff_t s_c = x_columns ? u.stride(2) : u.stride(0);
+    const std::ptrdiff_t s_y = u.stride(1);
+    const int first = slow_begin + part * slab;
+    const int last = first + slab < slow_end ? first + slab : slow_end;  // exclusive
+    const T* KOKKOS_RESTRICT in = u.data() + c * s_c + j * s_y;
+    T* KOKKOS_RESTRICT out = f.data() + c * s_c + j * s_y;
+    T below = in[(first - 1) * s_slow];
+    T centre = in[first * s_slow];
+    for (int s = first; s < last; s += M) {
+      T plane[M + 2];  // centres of planes s - 1 ... s + M
+      T c_minus[M], c_plus[M], y_minus[M], y_plus[M];
+      plane[0] = below;
+      plane[1] = centre;
+      for (int n = 0; n < M; ++n) {
+        // Planes past the slab are loaded clamped (slow_end is a boundary plane, always there)
+        // and their results dropped.
+        const int ahead = s + 1 + n <= slow_end ? s + 1 + n : slow_end;
+        plane[n + 2] = in[ahead * s_slow];
+        const std::ptrdiff_t p = (s + n < last ? s + n : last - 1) * s_slow;
+        c_minus[n] = in[p - s_c];
+        c_plus[n] = in[p + s_c];
+        y_minus[n] = in[p - s_y];
+        y_plus[n] = in[p + s_y];
+      }
+      for (int n = 0; n < M; ++n) {
+        if (s + n >= last) break;
+        const T result = x_columns ? stencil7(plane[n + 1], plane[n], plane[n + 2], y_minus[n],
+                                              y_plus[n], c_minus[n], c_plus[n], a)
+                                   : stencil7(plane[n + 1], c_minus[n], c_plus[n], y_minus[n],
+                                              y_plus[n], plane[n], plane[n + 2], a);
+        store_output<Streaming>(out + (s + n) * s_slow, result);
+      }
+      below = plane[M];
+      centre = plane[M + 1];
+    }
+  }
+};
+
+// The march variant's launch: policy (contiguous index, j, slab), tile in that order.
+struct MarchPlan {
+  Index3 lower{0, 0, 0}, upper{0, 0, 0};
+  int slow_begin = 0, slow_end = 0, slab = 0;
+};
+MarchPlan plan_march(const LaplacianKernelConfig& config, const Grid& grid);
+// The march policy's tile for `config` (deck entries of the contiguous axis and y, 1 slab).
+std::array<std::int64_t, 3> march_tile(const LaplacianKernelConfig& config);
 
 using LinePolicy =
     Kokkos::MDRangePolicy<Kokkos::DefaultExecutionSpace,
@@ -195,8 +262,36 @@ void dispatch_traits(const Mapping& mapping, int launch_bounds, Body&& body) {
 }
 
 template <class T, class KokkosLayout>
+void apply_march(const LaplacianKernelConfig& config, const Grid& grid,
+                 const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+  const MarchPlan plan = plan_march(config, grid);
+  if (plan.slab == 0) return;
+  const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
+  const LaunchPlan launch{plan.lower, plan.upper};
+  const auto tile = march_tile(config);
+  dispatch_traits(Mapping{}, config.launch_bounds, [&](auto, auto, auto bound) {
+    constexpr unsigned Bound = decltype(bound)::value;
+    const auto policy = make_policy<Kokkos::Iterate::Left, Bound>(
+        launch, resolved_tile<Kokkos::Iterate::Left, Bound>(launch, tile));
+    dispatch_points_per_item(config.m, [&](auto points) {
+      constexpr int M = decltype(points)::value;
+      auto launch_with = [&](auto streaming) {
+        Kokkos::parallel_for("kstencil::laplacian::march", policy,
+                             MarchStencil<T, KokkosLayout, M, decltype(streaming)::value>{
+                                 u, f, a, plan.slow_begin, plan.slow_end, plan.slab});
+      };
+      if (config.streaming_stores)
+        launch_with(std::true_type{});
+      else
+        launch_with(std::false_type{});
+    });
+  });
+}
+
+template <class T, class KokkosLayout>
 void apply(const LaplacianKernelConfig& config, const Grid& grid,
            const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+  if (config.variant == LaplacianVariant::march) return apply_march(config, grid, u, f);
   const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
   if (config.variant == LaplacianVariant::line) {
     const Box box = grid.to_local(laplacian_update_box(grid));
@@ -219,10 +314,17 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
               make_policy<Iter, Bound>(plan, resolved_tile<Iter, Bound>(plan, tile));
           if (plan.column) {
             dispatch_points_per_item(config.m, [&](auto points) {
-              Kokkos::parallel_for(
-                  "kstencil::laplacian::register_blocked", policy,
-                  ColumnStencil<T, KokkosLayout, Reversed, decltype(points)::value>{
-                      u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end)});
+              auto launch_with = [&](auto streaming) {
+                Kokkos::parallel_for(
+                    "kstencil::laplacian::register_blocked", policy,
+                    ColumnStencil<T, KokkosLayout, Reversed, decltype(points)::value,
+                                  decltype(streaming)::value>{
+                        u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end)});
+              };
+              if (config.streaming_stores)
+                launch_with(std::true_type{});
+              else
+                launch_with(std::false_type{});
             });
           } else {
             Kokkos::parallel_for("kstencil::laplacian::mdrange", policy,

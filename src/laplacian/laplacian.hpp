@@ -17,7 +17,8 @@ enum class LaplacianVariant {
   mdrange,           // one point per work item
   register_blocked,  // m points along y per work item, y neighbours reused from registers
   subdomain,         // the y range split into parts launched one after another
-  line               // a work item sweeps a whole line of the contiguous axis (vectorised on CPUs)
+  line,              // a work item sweeps a whole line of the contiguous axis (vectorised on CPUs)
+  march              // a work item marches along the slowest axis, planes kept in registers
 };
 
 LaplacianVariant parse_laplacian_variant(const std::string& word);
@@ -29,8 +30,9 @@ struct LaplacianKernelConfig {
   Mapping mapping;
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;                      // 0 = none, else max threads per block
-  int m = 1;      // points per work item along y (register_blocked, subdomain)
-  int parts = 1;  // y parts (subdomain)
+  int m = 1;  // points per work item along y (register_blocked, subdomain); planes per step (march)
+  int parts = 1;                 // y parts (subdomain); slabs along the slowest axis (march)
+  bool streaming_stores = true;  // march: GPU stores marked evict-first
 };
 
 // f = seed 000's 7-point formula, evaluated in one fixed order by every variant so that results
@@ -83,9 +85,14 @@ void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const G
                                     const Field<T, KokkosLayout>& f);
 
 // Number of y parts for the subdomain variant so that three planes (cross-sections normal to the
-// slowest axis) of one part fit in half the last-level cache.
+// slowest axis) of one part fit in a quarter of the last-level cache.
 int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
                          int m);
+
+// Number of slabs along the slowest axis for the march variant: enough work items (one per point
+// of a plane) for `waves` times the threads the device holds at once, at least m planes per slab.
+int auto_march_parts(const Grid& grid, Layout layout, std::int64_t resident_threads, int waves,
+                     int m);
 
 // Test fields. quadratic: u = (x-xc)^2 + 2 (y-yc)^2 + 3 (z-zc)^2 with offsets taken in index space
 // (exact for power-of-two spacings), whose Laplacian is exactly quadratic_laplacian everywhere.

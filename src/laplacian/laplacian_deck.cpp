@@ -70,9 +70,10 @@ const Schema& laplacian_schema() {
       // [kernel]
       Key("kernel", "variant", T::string, R"("auto")",
           "kernel variant; auto = the backend's default configuration (ignores tile, "
-          "launch_bounds, m, parts); line = one work item per line of the contiguous axis "
-          "(ignores tile, iterate, launch_bounds, m, parts)")
-          .choices({"auto", "mdrange", "register-blocked", "subdomain", "line"}),
+          "launch_bounds, m, parts, streaming_stores); line = one work item per line of the "
+          "contiguous axis (ignores tile, iterate, launch_bounds, m, parts); march = one work item "
+          "per column along the slowest axis (ignores iterate and the slowest axis' tile entry)")
+          .choices({"auto", "mdrange", "register-blocked", "subdomain", "line", "march"}),
       Key("kernel", "layout", T::string, R"("right")",
           "Kokkos View layout of the fields: left = x contiguous, right = z contiguous")
           .choices({"left", "right"}),
@@ -86,12 +87,18 @@ const Schema& laplacian_schema() {
           "maximum threads per block promised to the compiler (Kokkos::LaunchBounds); 0 = none")
           .int_choices({0, 128, 256, 512, 1024}),
       Key("kernel", "m", T::integer, "8",
-          "points per work item along y (register-blocked and subdomain variants)")
+          "points per work item along y (register-blocked, subdomain); planes loaded per step "
+          "(march)")
           .int_choices({1, 2, 4, 8, 16}),
       Key("kernel", "parts", T::integer_or_auto, R"("auto")",
-          "slabs along the slowest axis (subdomain variant); auto = sized so three planes fit in "
-          "the last-level cache")
+          "subdomain: parts of the y range launched one after another, auto = sized so three "
+          "planes fit in the last-level cache; march: slabs of the slowest axis, auto = enough "
+          "work items to fill the device")
           .min(1),
+      Key("kernel", "streaming_stores", T::boolean, "true",
+          "register-blocked, subdomain, march: GPU stores of the result marked evict-first (CUDA "
+          "st.global.cs, HIP non-temporal) so they leave the L2 to the input; plain stores on "
+          "the host"),
       // [laplacian]
       Key("laplacian", "field", T::string, R"("sine")",
           "input field u, written to the output; verification always also checks the quadratic "

@@ -10,6 +10,7 @@ LaplacianVariant parse_laplacian_variant(const std::string& word) {
   if (word == "register-blocked") return LaplacianVariant::register_blocked;
   if (word == "subdomain") return LaplacianVariant::subdomain;
   if (word == "line") return LaplacianVariant::line;
+  if (word == "march") return LaplacianVariant::march;
   throw std::invalid_argument("unknown Laplacian variant " + word);
 }
 
@@ -23,6 +24,8 @@ std::string to_string(LaplacianVariant variant) {
       return "subdomain";
     case LaplacianVariant::line:
       return "line";
+    case LaplacianVariant::march:
+      return "march";
   }
   return "?";
 }
@@ -64,6 +67,25 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
   return plans;
 }
 
+MarchPlan plan_march(const LaplacianKernelConfig& config, const Grid& grid) {
+  const Box box = grid.to_local(laplacian_update_box(grid));
+  MarchPlan plan;
+  if (box.empty()) return plan;
+  const int contiguous = config.layout == Layout::right ? 2 : 0;
+  const int slow = 2 - contiguous;
+  const Index parts = std::clamp<Index>(config.parts, 1, box.extent(slow));
+  plan.slow_begin = static_cast<int>(box.lo[slow]);
+  plan.slow_end = static_cast<int>(box.hi[slow]);
+  plan.slab = static_cast<int>((box.extent(slow) + parts - 1) / parts);
+  plan.lower = {box.lo[contiguous], box.lo[1], 0};
+  plan.upper = {box.hi[contiguous], box.hi[1], (box.extent(slow) + plan.slab - 1) / plan.slab};
+  return plan;
+}
+
+std::array<std::int64_t, 3> march_tile(const LaplacianKernelConfig& config) {
+  return {config.tile[config.layout == Layout::right ? 2 : 0], config.tile[1], 1};
+}
+
 }  // namespace laplacian_detail
 
 std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& config,
@@ -81,6 +103,19 @@ std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& co
     }
     shape.tile[2] = shape.extents[2] = 1;
     return {shape};
+  }
+  if (config.variant == LaplacianVariant::march) {
+    const MarchPlan plan = plan_march(config, grid);
+    if (plan.slab == 0) return shapes;
+    const LaunchPlan launch{plan.lower, plan.upper};
+    dispatch_traits(Mapping{}, config.launch_bounds, [&](auto, auto, auto bound) {
+      LaunchShape shape;
+      shape.tile =
+          resolved_tile<Kokkos::Iterate::Left, decltype(bound)::value>(launch, march_tile(config));
+      for (int d = 0; d < 3; ++d) shape.extents[d] = plan.upper[d] - plan.lower[d];
+      shapes.push_back(shape);
+    });
+    return shapes;
   }
   const auto tile = to_policy_order(config.mapping, config.tile);
   dispatch_traits(config.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
@@ -112,8 +147,23 @@ int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std
   const Index contiguous = grid.local_extents()[layout == Layout::left ? 0 : 2];
   const Index ny = grid.local_extents()[1];
   const double plane_bytes = static_cast<double>(contiguous) * ny * element_bytes;
-  const Index parts = static_cast<Index>(std::ceil(3.0 * plane_bytes / (0.5 * llc_bytes)));
+  // A quarter, not all of it: H100's L2 is two partitions, and with 2048 x 1024 x 256 in layout
+  // left 2 parts (three planes = 48% of the L2) reached 0.74 of memcpy, 4 parts 0.85
+  // (docs/PERFORMANCE.md).
+  const Index parts = static_cast<Index>(std::ceil(3.0 * plane_bytes / (0.25 * llc_bytes)));
   const Index max_parts = std::max<Index>((laplacian_update_box(grid).extent(1) + m - 1) / m, 1);
+  return static_cast<int>(std::clamp<Index>(parts, 1, max_parts));
+}
+
+int auto_march_parts(const Grid& grid, Layout layout, std::int64_t resident_threads, int waves,
+                     int m) {
+  const Box box = laplacian_update_box(grid);
+  if (box.empty()) return 1;
+  const int contiguous = layout == Layout::right ? 2 : 0;
+  const Index plane_items = box.extent(contiguous) * box.extent(1);
+  const Index wanted = static_cast<Index>(waves) * std::max<std::int64_t>(resident_threads, 1);
+  const Index parts = (wanted + plane_items - 1) / plane_items;
+  const Index max_parts = std::max<Index>(box.extent(2 - contiguous) / std::max(m, 1), 1);
   return static_cast<int>(std::clamp<Index>(parts, 1, max_parts));
 }
 

@@ -8,8 +8,14 @@
 #include "core/output.hpp"
 #include "core/timing.hpp"
 #include "kstencil/version.hpp"
+#include "laplacian/kernels.hpp"
 
 namespace kstencil {
+
+namespace {
+// Work items per resident thread the march variant's automatic slab count aims for.
+constexpr int march_waves = 4;
+}  // namespace
 
 LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout layout,
                                                const Mapping& mapping, const Grid& grid,
@@ -22,11 +28,12 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // let the compiler vectorise (docs/PERFORMANCE.md).
   config.variant = LaplacianVariant::line;
   if (limits.gpu) {
-    // H100, Kokkos 3.4, 512^3 (docs/PERFORMANCE.md): 4 points per work item along y, 128 work
-    // items along the contiguous axis and launch bounds 128 reach 0.89 of memcpy in double and 0.62
-    // in float (layout right), against 0.75-0.79 for the best plain MDRange tiles; m 2/8/16 and
-    // 256/512 threads are slower. The y split into parts keeps three planes within the L2 where
-    // they would not fit (the cliff of seed 000's kernel 5).
+    // H100, Kokkos 3.4 (docs/PERFORMANCE.md): 4 points per work item along y, 128 work items
+    // along the contiguous axis and launch bounds 128 reach 0.85-0.89 of memcpy in double and
+    // 0.60-0.62 in float, against 0.75-0.79 for the best plain MDRange tiles and 0.74 for the march
+    // variant; m 2/8/16 and 256/512 threads are slower. The y split into parts keeps three planes
+    // within a quarter of the L2, which removes seed 000's plane cliff (layout left, 2048 x 1024 x
+    // 256: 0.64 in one part, 0.85 in four). Evict-first stores: no measurable effect here.
     config.variant = LaplacianVariant::subdomain;
     config.m = 4;
     config.launch_bounds = 128;
@@ -65,10 +72,15 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     s.kernel.tile = deck.integer3("kernel", "tile");
     s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
     s.kernel.m = static_cast<int>(deck.integer("kernel", "m"));
-    s.kernel.parts =
-        deck.is_auto("kernel", "parts")
-            ? auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes, s.kernel.m)
-            : static_cast<int>(deck.integer("kernel", "parts"));
+    s.kernel.streaming_stores = deck.boolean("kernel", "streaming_stores");
+    if (!deck.is_auto("kernel", "parts"))
+      s.kernel.parts = static_cast<int>(deck.integer("kernel", "parts"));
+    else if (s.kernel.variant == LaplacianVariant::march)
+      s.kernel.parts =
+          auto_march_parts(s.grid, s.layout, limits.resident_threads, march_waves, s.kernel.m);
+    else
+      s.kernel.parts =
+          auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes, s.kernel.m);
   }
   if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits)) {
     std::string allowed =
@@ -151,21 +163,32 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
   const std::array<std::int64_t, 3> policy_tile =
       shapes.empty() ? std::array<std::int64_t, 3>{0, 0, 0} : shapes.front().tile;
   const bool line = s.kernel.variant == LaplacianVariant::line;
+  const bool march = s.kernel.variant == LaplacianVariant::march;
   const bool z_lines = s.layout == Layout::right;
-  // Per axis (x y z); a line work item covers its whole line along the contiguous axis.
+  // Per axis (x y z); a line work item covers its whole line along the contiguous axis, a march
+  // work item a slab along the slowest axis.
   std::array<std::int64_t, 3> axis_tile = to_axis_order(s.kernel.mapping, policy_tile);
   if (line) {
     const std::int64_t length = laplacian_update_box(s.grid).extent(z_lines ? 2 : 0);
     axis_tile = z_lines ? std::array<std::int64_t, 3>{policy_tile[0], policy_tile[1], length}
                         : std::array<std::int64_t, 3>{length, policy_tile[1], policy_tile[0]};
   }
+  if (march) {
+    const std::int64_t slab = laplacian_detail::plan_march(s.kernel, s.grid).slab;
+    axis_tile = z_lines ? std::array<std::int64_t, 3>{slab, policy_tile[1], policy_tile[0]}
+                        : std::array<std::int64_t, 3>{policy_tile[0], policy_tile[1], slab};
+  }
   const std::string variant = to_string(s.kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
-  const std::string mapping = line ? (z_lines ? "policy (i,j), lines along z, Iterate::Right"
-                                              : "policy (k,j), lines along x, Iterate::Right")
-                                   : s.kernel.mapping.describe();
-  const std::string iterate =
-      line ? s.requested_iterate + " (not used by line)" : s.requested_iterate + " -> " + mapping;
+  std::string mapping = s.kernel.mapping.describe();
+  if (line)
+    mapping = z_lines ? "policy (i,j), lines along z, Iterate::Right"
+                      : "policy (k,j), lines along x, Iterate::Right";
+  if (march)
+    mapping = z_lines ? "policy (k,j,slab), columns along x, Iterate::Left"
+                      : "policy (i,j,slab), columns along z, Iterate::Left";
+  const std::string iterate = line || march ? s.requested_iterate + " (not used by " + variant + ")"
+                                            : s.requested_iterate + " -> " + mapping;
 
   nlohmann::ordered_json summary = {{"kernel", "laplacian"},
                                     {"variant", variant},
@@ -179,6 +202,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                     {"launch_bounds", s.kernel.launch_bounds},
                                     {"m", s.kernel.m},
                                     {"parts", s.kernel.parts},
+                                    {"streaming_stores", s.kernel.streaming_stores},
                                     {"grid", s.grid.points},
                                     {"spacing", s.grid.spacing},
                                     {"precision", precision},
@@ -251,6 +275,9 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
         << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
     if (s.kernel.variant != LaplacianVariant::mdrange && !line) out << ", m " << s.kernel.m;
     if (s.kernel.variant == LaplacianVariant::subdomain) out << ", parts " << s.kernel.parts;
+    if (march) out << ", slabs " << s.kernel.parts;
+    if (s.kernel.variant != LaplacianVariant::mdrange && !line)
+      out << (s.kernel.streaming_stores && limits.gpu ? ", streaming stores" : ", plain stores");
     out << "\n"
         << "  time          median " << fmt("%.4g", timing.median_s * 1e3) << " ms (min "
         << fmt("%.4g", timing.min_s * 1e3) << ", max " << fmt("%.4g", timing.max_s * 1e3)
