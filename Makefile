@@ -6,6 +6,8 @@ BUILD := build/$(BACKEND)
 # Thread binding for the OpenMP back end (Kokkos warns without it); override as you like.
 export OMP_PROC_BIND ?= spread
 export OMP_PLACES ?= threads
+# Debian's interpreter, with matplotlib, for the plots in run folders.
+export KSTENCIL_PYTHON ?= /usr/bin/python3
 
 .PHONY: run test build deps test-deps bench format clean
 

@@ -9,9 +9,12 @@
 #include <map>
 
 #include "core/deck.hpp"
+#include "core/deck_keys.hpp"
 #include "core/exec_space.hpp"
 #include "core/output.hpp"
 #include "core/timing.hpp"
+#include "fdtd/fdtd_deck.hpp"
+#include "fdtd/fdtd_run.hpp"
 #include "kstencil/version.hpp"
 #include "laplacian/laplacian_deck.hpp"
 #include "laplacian/laplacian_run.hpp"
@@ -27,7 +30,8 @@ struct Solver {
 
 const std::map<std::string, Solver>& solvers() {
   static const std::map<std::string, Solver> registry = {
-      {"laplacian", {laplacian_schema, run_laplacian_deck}}};
+      {"laplacian", {laplacian_schema, run_laplacian_deck}},
+      {"fdtd", {fdtd_schema, run_fdtd_deck}}};
   return registry;
 }
 
@@ -55,6 +59,7 @@ int info_command() {
             << "default execution space " << limits.backend << "\n"
             << "device                  " << limits.device_name << "\n"
             << "concurrency             " << limits.concurrency << "\n"
+            << "resident threads        " << limits.resident_threads << "\n"
             << "last-level cache        "
             << (limits.llc_bytes ? std::to_string(limits.llc_bytes / 1024) + " KiB" : "unknown")
             << "\n";
@@ -107,7 +112,7 @@ int main(int argc, char* argv[]) {
     std::string keys_solver = "laplacian";
     auto* keys = app.add_subcommand("keys", "List every deck key as a Markdown table");
     keys->add_option("solver", keys_solver, "Solver whose keys to list")
-        ->check(CLI::IsMember({"laplacian"}));
+        ->check(CLI::IsMember(solver_names()));
 
     try {
       app.parse(static_cast<int>(args.size()), args.data());

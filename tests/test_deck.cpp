@@ -107,6 +107,13 @@ void check_same_values(const Deck& a, const Deck& b, const Schema& schema) {
         CHECK(a.is_auto(s, k) == b.is_auto(s, k));
         CHECK(a.integer(s, k) == b.integer(s, k));
         break;
+      case KeyType::real3_list: {
+        const auto pa = a.real3_list(s, k), pb = b.real3_list(s, k);
+        REQUIRE(pa.size() == pb.size());
+        for (std::size_t p = 0; p < pa.size(); ++p)
+          for (int d = 0; d < 3; ++d) CHECK(same_real(pa[p][d], pb[p][d]));
+        break;
+      }
     }
   }
 }
@@ -548,4 +555,38 @@ TEST_CASE("deck: schema_markdown is a table row per key", "[deck]") {
                                    "512, 1024 |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `tile` | 3 integers | `[0, 0, 0]` | 3 integers, "
                                    "each >= 0 |"));
+}
+
+TEST_CASE("deck: lists of points and exclusive upper bounds", "[deck]") {
+  Schema schema;
+  schema.push_back(row("probe", "points", KeyType::real3_list, "[]"));
+  schema.back().min = -1;
+  schema.push_back(row("probe", "courant", KeyType::real, "0.5"));
+  schema.back().min = 0;
+  schema.back().min_exclusive = true;
+  schema.back().max = 1;
+  schema.back().max_exclusive = true;
+  CHECK(parse("", {}, schema).real3_list("probe", "points").empty());
+  const Deck deck = parse("[probe]\npoints = [[0, 0.5, 1], [2.0, 3, -1]]\n", {}, schema);
+  const auto points = deck.real3_list("probe", "points");
+  REQUIRE(points.size() == 2);
+  CHECK(points[0] == std::array<double, 3>{0, 0.5, 1});
+  CHECK(points[1] == std::array<double, 3>{2, 3, -1});
+  // Resolved and parsed back: the same points.
+  const Deck again = parse(deck.resolved_toml(), {}, schema);
+  CHECK(again.real3_list("probe", "points") == points);
+  CHECK(parse("", {"probe.points=[[1,2,3]]"}, schema).real3_list("probe", "points").size() == 1);
+  CHECK_THROWS_WITH(parse("[probe]\npoints = [[0, 1]]\n", {}, schema),
+                    ContainsSubstring("deck.toml:2") && ContainsSubstring("[probe] points") &&
+                        ContainsSubstring("entry 0"));
+  CHECK_THROWS_WITH(parse("[probe]\npoints = [[0, 1, \"a\"]]\n", {}, schema),
+                    ContainsSubstring("entry 0 element 2"));
+  CHECK_THROWS_WITH(parse("[probe]\npoints = [[0, 1, -2]]\n", {}, schema),
+                    ContainsSubstring("out of range"));
+  CHECK_THROWS_WITH(parse("[probe]\npoints = 3\n", {}, schema),
+                    ContainsSubstring("expected an array of [x, y, z] arrays of reals"));
+  CHECK_NOTHROW(parse("[probe]\ncourant = 0.999\n", {}, schema));
+  CHECK_THROWS_WITH(
+      parse("[probe]\ncourant = 1.0\n", {}, schema),
+      ContainsSubstring("[probe] courant = 1.0") && ContainsSubstring("allowed: real > 0 and < 1"));
 }

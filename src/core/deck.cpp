@@ -211,6 +211,8 @@ std::string expected(KeyType type) {
       return "an array of 3 reals";
     case KeyType::integer_or_auto:
       return "a non-negative integer or \"auto\"";
+    case KeyType::real3_list:
+      return "an array of [x, y, z] arrays of reals";
   }
   return "?";
 }
@@ -240,7 +242,9 @@ std::string range_text(const KeySpec& spec, const std::string& noun) {
   const auto min = effective_min(spec);
   std::string out;
   if (min) out += (min->exclusive ? " > " : " >= ") + bound(min->value);
-  if (spec.max) out += (min ? " and <= " : " <= ") + bound(*spec.max);
+  if (spec.max)
+    out +=
+        std::string(min ? " and" : "") + (spec.max_exclusive ? " < " : " <= ") + bound(*spec.max);
   return out.empty() ? "" : noun + out;
 }
 
@@ -254,7 +258,7 @@ std::string int_choices_text(const KeySpec& spec) {
 bool in_range(const KeySpec& spec, double v) {
   const auto min = effective_min(spec);
   if (min && (min->exclusive ? !(v > min->value) : !(v >= min->value))) return false;
-  if (spec.max && !(v <= *spec.max)) return false;
+  if (spec.max && (spec.max_exclusive ? !(v < *spec.max) : !(v <= *spec.max))) return false;
   return true;
 }
 
@@ -391,6 +395,34 @@ void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node
       out.insert_or_assign(spec.key, std::move(values));
       return;
     }
+    case KeyType::real3_list: {
+      const auto* list = node.as_array();
+      if (!list) wrong_type(origin, spec, node);
+      toml::array points;
+      for (std::size_t p = 0; p < list->size(); ++p) {
+        const auto* array = list->get(p)->as_array();
+        const std::string entry = "entry " + std::to_string(p);
+        if (!array || array->size() != 3)
+          wrong_type(origin, spec, node, " (" + entry + " is " + describe(*list->get(p)) + ")");
+        toml::array values;
+        for (std::size_t i = 0; i < 3; ++i) {
+          const toml::node& e = *array->get(i);
+          const std::string element = entry + " element " + std::to_string(i);
+          if (const auto* v = e.as_integer()) {
+            check_real(origin, spec, node, static_cast<double>(v->get()), element);
+            values.push_back(static_cast<double>(v->get()));
+          } else if (const auto* f = e.as_floating_point()) {
+            check_real(origin, spec, node, f->get(), element);
+            values.push_back(f->get());
+          } else {
+            wrong_type(origin, spec, node, " (" + element + " is " + describe(e) + ")");
+          }
+        }
+        points.push_back(std::move(values));
+      }
+      out.insert_or_assign(spec.key, std::move(points));
+      return;
+    }
   }
   throw std::logic_error("kstencil deck: unknown key type");
 }
@@ -459,6 +491,8 @@ std::string key_type_name(KeyType type) {
       return "3 reals";
     case KeyType::integer_or_auto:
       return "integer or \"auto\"";
+    case KeyType::real3_list:
+      return "list of 3 reals";
   }
   return "?";
 }
@@ -496,6 +530,8 @@ std::string allowed_values(const KeySpec& spec) {
       }
       return out;
     }
+    case KeyType::real3_list:
+      return "[[x, y, z], ...] (may be empty)";
   }
   return "?";
 }
@@ -658,6 +694,19 @@ std::array<double, 3> Deck::real3(const std::string& section, const std::string&
   const toml::array& a = *node<toml::node>(section, key, {KeyType::real3}, "real3").as_array();
   return {a.get(0)->as_floating_point()->get(), a.get(1)->as_floating_point()->get(),
           a.get(2)->as_floating_point()->get()};
+}
+
+std::vector<std::array<double, 3>> Deck::real3_list(const std::string& section,
+                                                    const std::string& key) const {
+  const toml::array& list =
+      *node<toml::node>(section, key, {KeyType::real3_list}, "real3_list").as_array();
+  std::vector<std::array<double, 3>> points;
+  for (const auto& entry : list) {
+    const toml::array& a = *entry.as_array();
+    points.push_back({a.get(0)->as_floating_point()->get(), a.get(1)->as_floating_point()->get(),
+                      a.get(2)->as_floating_point()->get()});
+  }
+  return points;
 }
 
 bool Deck::is_auto(const std::string& section, const std::string& key) const {

@@ -25,9 +25,10 @@ enum class KeyType {
   real,     // floating point (an integer literal is accepted)
   boolean,
   string,
-  integer3,        // array of exactly 3 integers
-  real3,           // array of exactly 3 reals
-  integer_or_auto  // a non-negative integer or the string "auto"; read with integer(): auto -> 0
+  integer3,         // array of exactly 3 integers
+  real3,            // array of exactly 3 reals
+  integer_or_auto,  // a non-negative integer or the string "auto"; read with integer(): auto -> 0
+  real3_list        // array of arrays of 3 reals (may be empty), e.g. probe positions
 };
 
 struct KeySpec {
@@ -40,6 +41,7 @@ struct KeySpec {
   std::optional<double> min;              // inclusive, numbers and each array element
   std::optional<double> max;              // inclusive
   bool min_exclusive = false;             // min itself not allowed (e.g. spacing > 0)
+  bool max_exclusive = false;             // max itself not allowed (e.g. Courant number < 1)
   std::string help;
 };
 
@@ -61,6 +63,8 @@ class Deck {
   std::string string(const std::string& section, const std::string& key) const;
   std::array<std::int64_t, 3> integer3(const std::string& section, const std::string& key) const;
   std::array<double, 3> real3(const std::string& section, const std::string& key) const;
+  std::vector<std::array<double, 3>> real3_list(const std::string& section,
+                                                const std::string& key) const;
   bool is_auto(const std::string& section, const std::string& key) const;
 
   // The fully resolved deck (every schema key, defaults filled), as TOML text in schema order.

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/policy.hpp"
 #include "core/stores.hpp"
 #include "laplacian/laplacian.hpp"
 
@@ -199,66 +200,15 @@ void dispatch_points_per_item(int m, Body&& body) {
 }
 
 template <Kokkos::Iterate Iter, unsigned LaunchBound>
-using Policy = MDPolicy3<Kokkos::DefaultExecutionSpace, Iter, LaunchBound>;
-
-// The tile Kokkos uses for `plan` when 0 entries of `tile` (policy order) take Kokkos' defaults.
-template <Kokkos::Iterate Iter, unsigned LaunchBound>
 std::array<std::int64_t, 3> resolved_tile(const LaunchPlan& plan,
                                           const std::array<std::int64_t, 3>& tile) {
-  using P = Policy<Iter, LaunchBound>;
-  typename P::point_type lower, upper;
-  for (int d = 0; d < 3; ++d) {
-    lower[d] = static_cast<int>(plan.lower[d]);
-    upper[d] = static_cast<int>(plan.upper[d]);
-  }
-  const P defaults(lower, upper);
-  std::array<std::int64_t, 3> merged;
-  for (int d = 0; d < 3; ++d) merged[d] = tile[d] > 0 ? tile[d] : defaults.m_tile[d];
-  return merged;
+  return kstencil::resolved_tile<Iter, LaunchBound>(plan.lower, plan.upper, tile);
 }
 
 template <Kokkos::Iterate Iter, unsigned LaunchBound>
-Policy<Iter, LaunchBound> make_policy(const LaunchPlan& plan,
-                                      const std::array<std::int64_t, 3>& tile) {
-  using P = Policy<Iter, LaunchBound>;
-  typename P::point_type lower, upper;
-  typename P::tile_type t;
-  for (int d = 0; d < 3; ++d) {
-    lower[d] = static_cast<int>(plan.lower[d]);
-    upper[d] = static_cast<int>(plan.upper[d]);
-    t[d] = static_cast<int>(tile[d]);
-  }
-  return P(lower, upper, t);
-}
-
-// Calls body(std::integral_constant<bool, Reversed>, std::integral_constant<Iterate, Iter>,
-// std::integral_constant<unsigned, LaunchBound>) for the runtime mapping and launch bound.
-template <class Body>
-void dispatch_traits(const Mapping& mapping, int launch_bounds, Body&& body) {
-  auto with_bound = [&](auto reversed, auto iterate) {
-    switch (launch_bounds) {
-      case 0:
-        return body(reversed, iterate, std::integral_constant<unsigned, 0>{});
-      case 128:
-        return body(reversed, iterate, std::integral_constant<unsigned, 128>{});
-      case 256:
-        return body(reversed, iterate, std::integral_constant<unsigned, 256>{});
-      case 512:
-        return body(reversed, iterate, std::integral_constant<unsigned, 512>{});
-      case 1024:
-        return body(reversed, iterate, std::integral_constant<unsigned, 1024>{});
-    }
-    throw std::invalid_argument("launch bounds must be 0, 128, 256, 512 or 1024");
-  };
-  using Left = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Left>;
-  using Right = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Right>;
-  if (mapping.reversed) {
-    if (mapping.iterate_right)
-      throw std::invalid_argument("reversed policy order is only used with Iterate::Left");
-    return with_bound(std::true_type{}, Left{});
-  }
-  if (mapping.iterate_right) return with_bound(std::false_type{}, Right{});
-  return with_bound(std::false_type{}, Left{});
+Policy3<Iter, LaunchBound> make_policy(const LaunchPlan& plan,
+                                       const std::array<std::int64_t, 3>& tile) {
+  return kstencil::make_policy<Iter, LaunchBound>(plan.lower, plan.upper, tile);
 }
 
 template <class T, class KokkosLayout>

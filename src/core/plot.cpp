@@ -1,0 +1,70 @@
+#include "core/plot.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+extern char** environ;
+
+namespace kstencil {
+namespace {
+
+// argv: csv png title x_label y_label log_y x_column y_columns...
+constexpr const char* plot_script = R"(
+import csv, os, sys
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    sys.exit("matplotlib is not available")
+path, png, title, xlabel, ylabel, log_y, xcol = sys.argv[1:8]
+ycols = sys.argv[8:]
+with open(path) as f:
+    rows = list(csv.DictReader(f))
+fig, ax = plt.subplots(figsize=(7, 4))
+for y in ycols:
+    ax.plot([float(r[xcol]) for r in rows], [float(r[y]) for r in rows], label=y)
+if log_y == "1":
+    ax.set_yscale("log")
+ax.set_xlabel(xlabel)
+ax.set_ylabel(ylabel)
+ax.set_title(title)
+if len(ycols) > 1:
+    ax.legend()
+fig.tight_layout()
+tmp = png + ".tmp.png"
+fig.savefig(tmp, dpi=110)
+os.replace(tmp, png)
+)";
+
+}  // namespace
+
+std::optional<std::string> plot_csv(const PlotSpec& spec) {
+  // KSTENCIL_PYTHON names another interpreter (one with matplotlib) than the first on PATH.
+  const char* chosen = std::getenv("KSTENCIL_PYTHON");
+  const std::string python = chosen && *chosen ? chosen : "python3";
+  std::vector<std::string> args = {python,       "-c",         plot_script,
+                                   spec.csv,     spec.png,     spec.title,
+                                   spec.x_label, spec.y_label, spec.log_y ? "1" : "0",
+                                   spec.x_column};
+  args.insert(args.end(), spec.y_columns.begin(), spec.y_columns.end());
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int error = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
+  if (error != 0) return "cannot start " + python + ": " + std::strerror(error);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return std::string("waiting for python3: ") + std::strerror(errno);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return python + " could not plot " + spec.csv.filename().string() +
+           " (see its message above; KSTENCIL_PYTHON selects the interpreter)";
+  return std::nullopt;
+}
+
+}  // namespace kstencil

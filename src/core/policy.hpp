@@ -1,0 +1,82 @@
+#pragma once
+// MDRange policies from a resolved mapping, a per-dimension tile and a launch bound, shared by the
+// solvers' kernels: the trait dispatch (runtime choice -> compile-time policy type) lives here
+// once.
+#include <Kokkos_Core.hpp>
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
+
+#include "core/grid.hpp"
+#include "core/mapping.hpp"
+
+namespace kstencil {
+
+template <Kokkos::Iterate Iter, unsigned LaunchBound>
+using Policy3 = MDPolicy3<Kokkos::DefaultExecutionSpace, Iter, LaunchBound>;
+
+// The tile Kokkos uses over [lower, upper) (policy order) when 0 entries of `tile` take Kokkos'
+// defaults.
+template <Kokkos::Iterate Iter, unsigned LaunchBound>
+std::array<std::int64_t, 3> resolved_tile(const Index3& lower, const Index3& upper,
+                                          const std::array<std::int64_t, 3>& tile) {
+  using P = Policy3<Iter, LaunchBound>;
+  typename P::point_type lo, hi;
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = static_cast<int>(lower[d]);
+    hi[d] = static_cast<int>(upper[d]);
+  }
+  const P defaults(lo, hi);
+  std::array<std::int64_t, 3> merged;
+  for (int d = 0; d < 3; ++d) merged[d] = tile[d] > 0 ? tile[d] : defaults.m_tile[d];
+  return merged;
+}
+
+// The policy over [lower, upper) (policy order) with `tile` (0 entries: Kokkos' defaults).
+template <Kokkos::Iterate Iter, unsigned LaunchBound>
+Policy3<Iter, LaunchBound> make_policy(const Index3& lower, const Index3& upper,
+                                       const std::array<std::int64_t, 3>& tile) {
+  using P = Policy3<Iter, LaunchBound>;
+  const auto merged = resolved_tile<Iter, LaunchBound>(lower, upper, tile);
+  typename P::point_type lo, hi;
+  typename P::tile_type t;
+  for (int d = 0; d < 3; ++d) {
+    lo[d] = static_cast<int>(lower[d]);
+    hi[d] = static_cast<int>(upper[d]);
+    t[d] = static_cast<int>(merged[d]);
+  }
+  return P(lo, hi, t);
+}
+
+// Calls body(std::integral_constant<bool, Reversed>, std::integral_constant<Iterate, Iter>,
+// std::integral_constant<unsigned, LaunchBound>) for the runtime mapping and launch bound.
+template <class Body>
+void dispatch_traits(const Mapping& mapping, int launch_bounds, Body&& body) {
+  auto with_bound = [&](auto reversed, auto iterate) {
+    switch (launch_bounds) {
+      case 0:
+        return body(reversed, iterate, std::integral_constant<unsigned, 0>{});
+      case 128:
+        return body(reversed, iterate, std::integral_constant<unsigned, 128>{});
+      case 256:
+        return body(reversed, iterate, std::integral_constant<unsigned, 256>{});
+      case 512:
+        return body(reversed, iterate, std::integral_constant<unsigned, 512>{});
+      case 1024:
+        return body(reversed, iterate, std::integral_constant<unsigned, 1024>{});
+    }
+    throw std::invalid_argument("launch bounds must be 0, 128, 256, 512 or 1024");
+  };
+  using Left = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Left>;
+  using Right = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Right>;
+  if (mapping.reversed) {
+    if (mapping.iterate_right)
+      throw std::invalid_argument("reversed policy order is only used with Iterate::Left");
+    return with_bound(std::true_type{}, Left{});
+  }
+  if (mapping.iterate_right) return with_bound(std::false_type{}, Right{});
+  return with_bound(std::false_type{}, Left{});
+}
+
+}  // namespace kstencil

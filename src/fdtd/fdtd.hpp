@@ -1,0 +1,198 @@
+#pragma once
+// 3D Yee FDTD Maxwell solver (seed 001) on Kokkos MDRange kernels.
+//
+// Normalised units: c0 = 1, eps0 = mu0 = 1; relative permittivity eps, permeability mu and
+// conductivity sigma per cell. The domain is nx x ny x nz cells of size hx x hy x hz with perfect
+// electric conductor walls. Components sit at (with x = origin + i hx, ...):
+//   Ex (i+1/2, j, k)   Ey (i, j+1/2, k)   Ez (i, j, k+1/2)      at times n dt
+//   Hx (i, j+1/2, k+1/2)   Hy (i+1/2, j, k+1/2)   Hz (i+1/2, j+1/2, k)   at times (n+1/2) dt
+// Every component is stored in an array of (nx+1) x (ny+1) x (nz+1) nodes; entries outside a
+// component's lattice and tangential E on the walls stay zero.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/exec_space.hpp"
+#include "core/field.hpp"
+#include "core/grid.hpp"
+#include "core/mapping.hpp"
+
+namespace kstencil {
+
+enum class FdtdVariant {
+  cell,   // one cell per work item, 3D MDRange with the layout-aware mapping
+  column  // one work item per column along the slowest axis, 2D MDRange (seed 001's loop over z)
+};
+FdtdVariant parse_fdtd_variant(const std::string& word);
+std::string to_string(FdtdVariant variant);
+
+struct FdtdKernelConfig {
+  FdtdVariant variant = FdtdVariant::cell;
+  Layout layout = Layout::right;  // of the fields (set from the View type when launched)
+  Mapping mapping;                // cell variant
+  std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
+  int launch_bounds = 0;
+};
+
+enum class MediaMode {
+  uniform,  // scalar update coefficients
+  arrays    // per-cell coefficient arrays (ca, cb for E, db for H): 3 more values read per cell
+};
+MediaMode parse_media_mode(const std::string& word);
+std::string to_string(MediaMode mode);
+
+struct Material {
+  double eps = 1, mu = 1, sigma = 0;
+};
+
+struct Media {
+  MediaMode mode = MediaMode::uniform;
+  Material background;
+  // arrays mode: cells whose node (x_i, y_j, z_k) lies in [block_lo, block_hi] get `block`.
+  bool has_block = false;
+  Real3 block_lo{0, 0, 0}, block_hi{0, 0, 0};
+  Material block;
+};
+
+enum class Waveform { gaussian_sine, ricker };
+Waveform parse_waveform(const std::string& word);
+
+// A soft current source J(t) driving one E component at one point: eps dE/dt = curl H - J.
+struct PointSource {
+  int component = 2;      // 0 = Ex, 1 = Ey, 2 = Ez
+  Index3 index{0, 0, 0};  // array index of the driven component
+  Waveform waveform = Waveform::gaussian_sine;
+  double amplitude = 1, frequency = 1, delay = 0, width = 1;
+  double value(double t) const;  // J at time t
+};
+
+// Initial condition: the PEC cavity eigenmode (m, n, p) with amplitude 1 in E.
+struct CavityMode {
+  std::array<int, 3> mode{1, 1, 0};
+};
+
+struct FdtdProblem {
+  Index3 cells{16, 16, 16};
+  Real3 spacing{1, 1, 1};
+  Real3 origin{0, 0, 0};
+  double courant = 0.5;  // dt * c_max * sqrt(1/hx^2 + 1/hy^2 + 1/hz^2); stable below 1
+  Media media;
+  std::optional<PointSource> source;
+  std::optional<CavityMode> cavity;
+
+  Grid nodes() const;             // (nx+1) x (ny+1) x (nz+1) points
+  double max_wave_speed() const;  // 1 / sqrt(min eps mu) over the materials present
+  double dt() const;
+  double cell_volume() const { return spacing[0] * spacing[1] * spacing[2]; }
+};
+
+// The array index a point source at physical `position` drives for E component `component`:
+// the nearest point of that component's lattice (clamped to the interior where it is updated).
+// nullopt if `position` is outside the domain.
+std::optional<Index3> source_index(const FdtdProblem& problem, int component,
+                                   const Real3& position);
+
+// Position of component c (0-2 = Ex..Ez, 3-5 = Hx..Hz) at array index (i, j, k).
+Real3 component_position(const FdtdProblem& problem, int c, const Index3& index);
+// Lattice dimensions (values per axis) and origin of component c, for output.
+Index3 component_dims(const FdtdProblem& problem, int c);
+
+// Cavity mode helpers. Discrete wave numbers kappa_d = 2/h_d sin(k_d h_d / 2), k_d = m_d pi/L_d;
+// the E amplitude vector is orthogonal to kappa (discretely divergence-free), so the sampled
+// mode is an exact eigenvector of the Yee curl-curl operator.
+struct CavityModeShape {
+  Real3 k{0, 0, 0}, kappa{0, 0, 0}, amplitude{0, 0, 0};
+  double omega_discrete = 0;    // sin(omega dt / 2) = dt |kappa| / (2 sqrt(eps mu))
+  double omega_continuous = 0;  // |k| / sqrt(eps mu)
+};
+CavityModeShape cavity_mode_shape(const FdtdProblem& problem, const CavityMode& mode);
+// Ex, Ey or Ez (c = 0, 1, 2) of the mode's spatial shape at array index (i, j, k); 0 where the
+// component is not on its lattice or lies on a wall.
+double cavity_mode_e(const FdtdProblem& problem, const CavityModeShape& shape, int c,
+                     const Index3& index, bool continuous_amplitude = false);
+
+// Energy at time n dt: 1/2 sum eps |E^n|^2 dV + 1/2 sum mu H^(n-1/2) . H^(n+1/2) dV, the quantity
+// the lossless Yee scheme conserves exactly (up to rounding).
+struct EnergyRecord {
+  std::int64_t step = 0;
+  double time = 0, electric = 0, magnetic = 0;
+  double total() const { return electric + magnetic; }
+};
+
+struct ProbeRecord {
+  std::int64_t step = 0;
+  double time = 0;
+  std::vector<std::array<double, 6>> values;  // per probe: Ex Ey Ez at n dt, Hx Hy Hz at (n-1/2) dt
+};
+
+// The solver state on the default execution space.
+template <class T, class KokkosLayout>
+class YeeSolver {
+ public:
+  YeeSolver(const FdtdProblem& problem, const FdtdKernelConfig& config);
+  // Throws std::invalid_argument if the kernel configuration is not valid on `limits`.
+  static std::optional<std::string> config_problem(const FdtdProblem& problem,
+                                                   const FdtdKernelConfig& config,
+                                                   const ExecLimits& limits);
+
+  // One leapfrog step n -> n+1: H^(n-1/2) -> H^(n+1/2), E^n -> E^(n+1), then the source.
+  // With `energy`, also returns the energy at time n dt (costs one more pass over E and a
+  // reduction in the H update; the fields evolve bitwise the same).
+  std::optional<EnergyRecord> step(bool energy = false);
+  void run(std::int64_t steps) {
+    for (std::int64_t s = 0; s < steps; ++s) step(false);
+  }
+  std::int64_t steps_done() const { return step_; }
+  double time() const { return step_ * dt_; }
+  double dt() const { return dt_; }
+
+  // Values at the probes' array indices (per component, see probe_indices()): E at time n dt and
+  // H at (n - 1/2) dt, n = steps_done().
+  ProbeRecord probe(const std::vector<std::array<Index3, 6>>& indices) const;
+  // Component c (0-5) over its lattice, x fastest (host memory), for output and checks.
+  std::vector<T> component_host(int c) const;
+  const FdtdProblem& problem() const { return problem_; }
+  const FdtdKernelConfig& config() const { return config_; }
+
+  struct Fields {
+    Field<T, KokkosLayout> e[3], h[3];
+    Field<T, KokkosLayout> ca, cb, db;  // arrays mode
+    Field<T, KokkosLayout> eps, mu;     // arrays mode, for the energy
+  };
+  const Fields& fields() const { return fields_; }
+
+ private:
+  FdtdProblem problem_;
+  FdtdKernelConfig config_;
+  Grid grid_;
+  double dt_;
+  std::int64_t step_ = 0;
+  Fields fields_;
+  void initialize();
+};
+
+// The array indices of each component nearest to `position`, for probes.
+std::array<Index3, 6> probe_indices(const FdtdProblem& problem, const Real3& position);
+
+// Values each step must move per cell with separate E and H updates, as the figure of merit counts
+// them: the E update reads E and H and writes E (9), the H update the same for H (9): 18; arrays
+// mode also reads ca and cb in the E update and db in the H update: 21.
+int fdtd_values_per_cell(MediaMode mode);
+
+// Verification of a configuration before it is timed: (1) the cavity mode (1,1,0) on the run's
+// grid, spacing and background material evolves as the discrete analytic solution; (2) the run's
+// own problem (media, source) agrees bitwise with an independent host implementation.
+struct FdtdVerification {
+  int mode_steps = 0;
+  double mode_max_error = 0, mode_tolerance = 0;
+  int reference_steps = 0;
+  double reference_max_diff = 0;
+  std::int64_t reference_mismatches = 0;
+  bool passed = false;
+};
+template <class T, class KokkosLayout>
+FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdKernelConfig& config);
+
+}  // namespace kstencil

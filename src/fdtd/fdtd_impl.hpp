@@ -1,0 +1,315 @@
+#pragma once
+// YeeSolver and verify_fdtd definitions; included by one file per precision.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "fdtd/kernels.hpp"
+#include "fdtd/reference.hpp"
+
+namespace kstencil {
+namespace fdtd_detail {
+
+template <class T, class KokkosLayout>
+struct FillMaterials {
+  Field<T, KokkosLayout> ca, cb, db, eps, mu;
+  Media media;
+  Real3 origin, spacing;
+  double dt;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
+    const int index[3] = {i, j, k};
+    bool inside = media.has_block;
+    for (int d = 0; d < 3; ++d) {
+      const double x = origin[d] + index[d] * spacing[d];
+      inside = inside && x >= media.block_lo[d] && x <= media.block_hi[d];
+    }
+    const Material& m = inside ? media.block : media.background;
+    const Coefficients c = coefficients_of(m.eps, m.mu, m.sigma, dt);
+    ca(i, j, k) = static_cast<T>(c.ca);
+    cb(i, j, k) = static_cast<T>(c.cb);
+    db(i, j, k) = static_cast<T>(c.db);
+    eps(i, j, k) = static_cast<T>(m.eps);
+    mu(i, j, k) = static_cast<T>(m.mu);
+  }
+};
+
+template <class T, class KokkosLayout, bool Arrays>
+struct ElectricEnergy {
+  YeeViews<T, KokkosLayout> v;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k, double& sum) const {
+    const double eps = Arrays ? static_cast<double>(v.eps(i, j, k)) : static_cast<double>(v.eps0);
+    const double x = v.ex(i, j, k), y = v.ey(i, j, k), z = v.ez(i, j, k);
+    sum += eps * (x * x + y * y + z * z);
+  }
+};
+
+template <class T, class KokkosLayout, bool Arrays>
+struct AddSource {
+  YeeViews<T, KokkosLayout> v;
+  Field<T, KokkosLayout> e;
+  int i, j, k;
+  T current;
+  KOKKOS_INLINE_FUNCTION void operator()(const int) const {
+    const T cb = Arrays ? v.cb(i, j, k) : v.cb0;
+    e(i, j, k) = e(i, j, k) - cb * current;
+  }
+};
+
+template <class T, class KokkosLayout>
+struct GatherProbes {
+  Kokkos::View<double* [6]> out;
+  Kokkos::View<const int* [6][3]> where;
+  Field<T, KokkosLayout> f0, f1, f2, f3, f4, f5;
+  KOKKOS_INLINE_FUNCTION double at(const Field<T, KokkosLayout>& f, int p, int c) const {
+    return f(where(p, c, 0), where(p, c, 1), where(p, c, 2));
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const int p) const {
+    out(p, 0) = at(f0, p, 0);
+    out(p, 1) = at(f1, p, 1);
+    out(p, 2) = at(f2, p, 2);
+    out(p, 3) = at(f3, p, 3);
+    out(p, 4) = at(f4, p, 4);
+    out(p, 5) = at(f5, p, 5);
+  }
+};
+
+template <class T, class KokkosLayout>
+YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fields& f,
+                                   const FdtdProblem& problem, double dt) {
+  YeeViews<T, KokkosLayout> v;
+  v.ex = f.e[0];
+  v.ey = f.e[1];
+  v.ez = f.e[2];
+  v.hx = f.h[0];
+  v.hy = f.h[1];
+  v.hz = f.h[2];
+  v.ca = f.ca;
+  v.cb = f.cb;
+  v.db = f.db;
+  v.eps = f.eps;
+  v.mu = f.mu;
+  const Material& m = problem.media.background;
+  const Coefficients c = coefficients_of(m.eps, m.mu, m.sigma, dt);
+  v.ca0 = static_cast<T>(c.ca);
+  v.cb0 = static_cast<T>(c.cb);
+  v.db0 = static_cast<T>(c.db);
+  v.eps0 = static_cast<T>(m.eps);
+  v.mu0 = static_cast<T>(m.mu);
+  v.idx = static_cast<T>(1 / problem.spacing[0]);
+  v.idy = static_cast<T>(1 / problem.spacing[1]);
+  v.idz = static_cast<T>(1 / problem.spacing[2]);
+  return v;
+}
+
+}  // namespace fdtd_detail
+
+template <class T, class KokkosLayout>
+std::optional<std::string> YeeSolver<T, KokkosLayout>::config_problem(
+    const FdtdProblem& problem, const FdtdKernelConfig& config, const ExecLimits& limits) {
+  const auto launch = fdtd_detail::plan_fdtd_launch(problem, config);
+  std::optional<std::string> result;
+  const Mapping mapping = config.variant == FdtdVariant::column ? Mapping{} : config.mapping;
+  dispatch_traits(mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
+    const auto tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(
+        launch.lower, launch.upper, launch.tile);
+    std::array<std::int64_t, 3> extents;
+    for (int d = 0; d < 3; ++d) extents[d] = launch.upper[d] - launch.lower[d];
+    if (auto why = tile_problem(tile, extents, limits, config.launch_bounds))
+      result = "policy tile " + format_triple(tile) + " over extents " + format_triple(extents) +
+               ": " + *why;
+  });
+  return result;
+}
+
+template <class T, class KokkosLayout>
+YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdKernelConfig& config)
+    : problem_(problem), config_(config), grid_(problem.nodes()), dt_(problem.dt()) {
+  config_.layout = layout_of<KokkosLayout>();
+  static const ExecLimits limits = default_exec_limits();
+  if (auto why = config_problem(problem_, config_, limits))
+    throw std::invalid_argument("FDTD kernel configuration not valid on " + limits.backend + ": " +
+                                *why);
+  const char* e_names[3] = {"ex", "ey", "ez"};
+  const char* h_names[3] = {"hx", "hy", "hz"};
+  for (int c = 0; c < 3; ++c) {
+    fields_.e[c] = allocate_field<T, KokkosLayout>(e_names[c], grid_);
+    fields_.h[c] = allocate_field<T, KokkosLayout>(h_names[c], grid_);
+  }
+  if (problem_.media.mode == MediaMode::arrays) {
+    fields_.ca = allocate_field<T, KokkosLayout>("ca", grid_);
+    fields_.cb = allocate_field<T, KokkosLayout>("cb", grid_);
+    fields_.db = allocate_field<T, KokkosLayout>("db", grid_);
+    fields_.eps = allocate_field<T, KokkosLayout>("eps", grid_);
+    fields_.mu = allocate_field<T, KokkosLayout>("mu", grid_);
+    const Index3 n = grid_.local_extents();
+    Kokkos::parallel_for("kstencil::fdtd::materials",
+                         Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
+                             {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
+                         fdtd_detail::FillMaterials<T, KokkosLayout>{
+                             fields_.ca, fields_.cb, fields_.db, fields_.eps, fields_.mu,
+                             problem_.media, problem_.origin, problem_.spacing, dt_});
+  }
+  initialize();
+}
+
+template <class T, class KokkosLayout>
+void YeeSolver<T, KokkosLayout>::initialize() {
+  if (!problem_.cavity) return;
+  // E^0 = the mode's shape, computed on the host (one definition for every backend).
+  const auto shape = cavity_mode_shape(problem_, *problem_.cavity);
+  for (int c = 0; c < 3; ++c) {
+    auto host = Kokkos::create_mirror_view(fields_.e[c]);
+    for (Index k = 0; k <= problem_.cells[2]; ++k)
+      for (Index j = 0; j <= problem_.cells[1]; ++j)
+        for (Index i = 0; i <= problem_.cells[0]; ++i)
+          host(i, j, k) = static_cast<T>(cavity_mode_e(problem_, shape, c, {i, j, k}));
+    Kokkos::deep_copy(fields_.e[c], host);
+  }
+  // H^(-1/2) = (dt/2) curl E^0 / mu: the H update backwards by half a step from H = 0, with the
+  // background material (the mode is an eigenmode of a uniform cavity).
+  auto v = fdtd_detail::views_of<T, KokkosLayout>(fields_, problem_, dt_);
+  v.db0 = static_cast<T>(-dt_ / (2 * problem_.media.background.mu));
+  fdtd_detail::launch_update<false>("kstencil::fdtd::init_h", config_,
+                                    fdtd_detail::plan_fdtd_launch(problem_, config_),
+                                    fdtd_detail::UpdateH<T, KokkosLayout, false>{v});
+}
+
+template <class T, class KokkosLayout>
+std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
+  using namespace fdtd_detail;
+  const auto v = views_of<T, KokkosLayout>(fields_, problem_, dt_);
+  const auto launch = plan_fdtd_launch(problem_, config_);
+  const bool arrays = problem_.media.mode == MediaMode::arrays;
+  std::optional<EnergyRecord> record;
+  if (energy) {
+    double electric = 0;
+    const Index3 n = grid_.local_extents();
+    const Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>> all(
+        {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])});
+    if (arrays)
+      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", all,
+                              ElectricEnergy<T, KokkosLayout, true>{v}, electric);
+    else
+      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", all,
+                              ElectricEnergy<T, KokkosLayout, false>{v}, electric);
+    const double magnetic = arrays
+                                ? launch_update<true>("kstencil::fdtd::update_h", config_, launch,
+                                                      UpdateH<T, KokkosLayout, true>{v})
+                                : launch_update<true>("kstencil::fdtd::update_h", config_, launch,
+                                                      UpdateH<T, KokkosLayout, false>{v});
+    const double half_volume = 0.5 * problem_.cell_volume();
+    record = EnergyRecord{step_, time(), half_volume * electric, half_volume * magnetic};
+  } else if (arrays) {
+    launch_update<false>("kstencil::fdtd::update_h", config_, launch,
+                         UpdateH<T, KokkosLayout, true>{v});
+  } else {
+    launch_update<false>("kstencil::fdtd::update_h", config_, launch,
+                         UpdateH<T, KokkosLayout, false>{v});
+  }
+  if (arrays)
+    launch_update<false>("kstencil::fdtd::update_e", config_, launch,
+                         UpdateE<T, KokkosLayout, true>{v});
+  else
+    launch_update<false>("kstencil::fdtd::update_e", config_, launch,
+                         UpdateE<T, KokkosLayout, false>{v});
+  if (problem_.source) {
+    const PointSource& s = *problem_.source;
+    // J at (n + 1/2) dt drives E^n -> E^(n+1).
+    const T current = static_cast<T>(s.value((static_cast<double>(step_) + 0.5) * dt_));
+    const auto& e = fields_.e[s.component];
+    const int i = int(s.index[0]), j = int(s.index[1]), k = int(s.index[2]);
+    if (arrays)
+      Kokkos::parallel_for("kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
+                           AddSource<T, KokkosLayout, true>{v, e, i, j, k, current});
+    else
+      Kokkos::parallel_for("kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
+                           AddSource<T, KokkosLayout, false>{v, e, i, j, k, current});
+  }
+  ++step_;
+  return record;
+}
+
+template <class T, class KokkosLayout>
+ProbeRecord YeeSolver<T, KokkosLayout>::probe(
+    const std::vector<std::array<Index3, 6>>& indices) const {
+  ProbeRecord record{step_, time(), {}};
+  if (indices.empty()) return record;
+  const int count = static_cast<int>(indices.size());
+  Kokkos::View<int* [6][3]> where("probe_indices", count);
+  auto where_host = Kokkos::create_mirror_view(where);
+  for (int p = 0; p < count; ++p)
+    for (int c = 0; c < 6; ++c)
+      for (int d = 0; d < 3; ++d) where_host(p, c, d) = static_cast<int>(indices[p][c][d]);
+  Kokkos::deep_copy(where, where_host);
+  Kokkos::View<double* [6]> values("probe_values", count);
+  Kokkos::parallel_for("kstencil::fdtd::probes", Kokkos::RangePolicy<>(0, count),
+                       fdtd_detail::GatherProbes<T, KokkosLayout>{
+                           values, where, fields_.e[0], fields_.e[1], fields_.e[2], fields_.h[0],
+                           fields_.h[1], fields_.h[2]});
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values);
+  record.values.resize(count);
+  for (int p = 0; p < count; ++p)
+    for (int c = 0; c < 6; ++c) record.values[p][c] = host(p, c);
+  return record;
+}
+
+template <class T, class KokkosLayout>
+std::vector<T> YeeSolver<T, KokkosLayout>::component_host(int c) const {
+  const Field<T, KokkosLayout>& f = c < 3 ? fields_.e[c] : fields_.h[c - 3];
+  return to_host_x_fastest(f, grid_, Box{{0, 0, 0}, component_dims(problem_, c)});
+}
+
+template <class T, class KokkosLayout>
+FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdKernelConfig& config) {
+  FdtdVerification v;
+  const double eps = std::numeric_limits<T>::epsilon();
+  // (1) The discrete cavity mode (1,1,0): exact eigenvector of the update, so after N steps E is
+  // the initial shape times cos(omega N dt) up to rounding. Each step rounds every value a few
+  // times; the error grows at most linearly: tolerance 20 (N + 1) eps (|E| <= 1).
+  FdtdProblem mode = problem;
+  mode.media = Media{};
+  mode.media.background = problem.media.background;
+  mode.media.background.sigma = 0;
+  mode.source.reset();
+  mode.cavity = CavityMode{{1, 1, 0}};
+  v.mode_steps = 10;
+  YeeSolver<T, KokkosLayout> cavity(mode, config);
+  cavity.run(v.mode_steps);
+  const auto shape = cavity_mode_shape(mode, *mode.cavity);
+  const double phase = std::cos(shape.omega_discrete * v.mode_steps * mode.dt());
+  for (int c = 0; c < 3; ++c) {
+    const auto values = cavity.component_host(c);
+    const Index3 dims = component_dims(mode, c);
+    std::size_t n = 0;
+    for (Index k = 0; k < dims[2]; ++k)
+      for (Index j = 0; j < dims[1]; ++j)
+        for (Index i = 0; i < dims[0]; ++i, ++n)
+          v.mode_max_error =
+              std::max(v.mode_max_error,
+                       std::abs(values[n] - phase * cavity_mode_e(mode, shape, c, {i, j, k})));
+  }
+  v.mode_tolerance = 20.0 * (v.mode_steps + 1) * eps;
+  // (2) The run's own problem against the host reference, from the same initial state.
+  v.reference_steps = 3;
+  YeeSolver<T, KokkosLayout> device(problem, config);
+  fdtd_reference::HostYee<T> host(device);
+  device.run(v.reference_steps);
+  host.run(v.reference_steps);
+  for (int c = 0; c < 6; ++c) {
+    const auto got = device.component_host(c);
+    const auto& want = host.component(c);
+    for (std::size_t n = 0; n < got.size(); ++n) {
+      const double diff = std::abs(static_cast<double>(got[n]) - static_cast<double>(want[n]));
+      v.reference_max_diff = std::max(v.reference_max_diff, diff);
+      v.reference_mismatches += got[n] != want[n];
+    }
+  }
+  v.passed = v.mode_max_error <= v.mode_tolerance && v.reference_mismatches == 0;
+  return v;
+}
+
+#define KSTENCIL_INSTANTIATE_FDTD(T, L) \
+  template class YeeSolver<T, L>;       \
+  template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdKernelConfig&);
+
+}  // namespace kstencil

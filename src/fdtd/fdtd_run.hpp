@@ -1,0 +1,31 @@
+#pragma once
+// An FDTD run as the driver does it: deck -> problem and kernel configuration -> verification ->
+// time stepping with diagnostics -> output and summary.
+#include <mpi.h>
+
+#include <string>
+
+#include "core/deck.hpp"
+#include "core/exec_space.hpp"
+#include "fdtd/fdtd.hpp"
+
+namespace kstencil {
+
+struct FdtdSetup {
+  FdtdProblem problem;
+  FdtdKernelConfig kernel;
+  bool single_precision = false;
+  std::int64_t steps = 0;
+  std::string requested_variant, requested_iterate;
+  std::vector<Real3> probes;
+};
+
+// The run the deck asks for on `limits`. Throws DeckError (naming the key and what is allowed) for
+// what the schema alone cannot reject: a source outside the domain, a cavity mode with fewer than
+// two non-zero indices, a block without per-cell media, a tile the device cannot run.
+FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits);
+
+// Runs the deck; returns the process exit status (0 pass, 1 verification failed).
+int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);
+
+}  // namespace kstencil

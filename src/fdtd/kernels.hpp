@@ -1,0 +1,170 @@
+#pragma once
+// Yee update kernels (E and H), their loops (cell, column) and policies.
+#include <type_traits>
+
+#include "core/policy.hpp"
+#include "fdtd/fdtd.hpp"
+
+namespace kstencil {
+namespace fdtd_detail {
+
+// Update coefficients of one material for time step dt (double on host and device alike, so
+// that uniform and per-cell coefficients round identically).
+struct Coefficients {
+  double ca, cb, db;
+};
+KOKKOS_INLINE_FUNCTION Coefficients coefficients_of(double eps, double mu, double sigma,
+                                                    double dt) {
+  const double loss = sigma * dt / (2 * eps);
+  return {(1 - loss) / (1 + loss), (dt / eps) / (1 + loss), dt / mu};
+}
+
+template <class T, class KokkosLayout>
+struct YeeViews {
+  Field<T, KokkosLayout> ex, ey, ez, hx, hy, hz;
+  Field<T, KokkosLayout> ca, cb, db, eps, mu;  // arrays mode
+  T ca0, cb0, db0, eps0, mu0;                  // uniform mode
+  T idx, idy, idz;                             // 1 / spacing
+};
+
+// E^n -> E^(n+1) at cell (i, j, k); tangential E on the walls (j or k = 0 for Ex, ...) is not
+// updated and stays zero (PEC). Cells are [0, nx) x [0, ny) x [0, nz).
+template <class T, class KokkosLayout, bool Arrays>
+struct UpdateE {
+  YeeViews<T, KokkosLayout> v;
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
+    const T ca = Arrays ? v.ca(i, j, k) : v.ca0;
+    const T cb = Arrays ? v.cb(i, j, k) : v.cb0;
+    if (j > 0 && k > 0)
+      v.ex(i, j, k) = ca * v.ex(i, j, k) + cb * ((v.hz(i, j, k) - v.hz(i, j - 1, k)) * v.idy -
+                                                 (v.hy(i, j, k) - v.hy(i, j, k - 1)) * v.idz);
+    if (i > 0 && k > 0)
+      v.ey(i, j, k) = ca * v.ey(i, j, k) + cb * ((v.hx(i, j, k) - v.hx(i, j, k - 1)) * v.idz -
+                                                 (v.hz(i, j, k) - v.hz(i - 1, j, k)) * v.idx);
+    if (i > 0 && j > 0)
+      v.ez(i, j, k) = ca * v.ez(i, j, k) + cb * ((v.hy(i, j, k) - v.hy(i - 1, j, k)) * v.idx -
+                                                 (v.hx(i, j, k) - v.hx(i, j - 1, k)) * v.idy);
+  }
+};
+
+// H^(n-1/2) -> H^(n+1/2) at cell (i, j, k). Hx on the x walls (i = nx) is never touched: its curl
+// involves only wall-tangential E, which is zero, so it stays zero. energy(): the same update,
+// returning mu H^(n-1/2) . H^(n+1/2) of the cell.
+template <class T, class KokkosLayout, bool Arrays>
+struct UpdateH {
+  YeeViews<T, KokkosLayout> v;
+  KOKKOS_FORCEINLINE_FUNCTION double energy(const int i, const int j, const int k) const {
+    const T db = Arrays ? v.db(i, j, k) : v.db0;
+    const T hx = v.hx(i, j, k), hy = v.hy(i, j, k), hz = v.hz(i, j, k);
+    const T nx = hx - db * ((v.ez(i, j + 1, k) - v.ez(i, j, k)) * v.idy -
+                            (v.ey(i, j, k + 1) - v.ey(i, j, k)) * v.idz);
+    const T ny = hy - db * ((v.ex(i, j, k + 1) - v.ex(i, j, k)) * v.idz -
+                            (v.ez(i + 1, j, k) - v.ez(i, j, k)) * v.idx);
+    const T nz = hz - db * ((v.ey(i + 1, j, k) - v.ey(i, j, k)) * v.idx -
+                            (v.ex(i, j + 1, k) - v.ex(i, j, k)) * v.idy);
+    v.hx(i, j, k) = nx;
+    v.hy(i, j, k) = ny;
+    v.hz(i, j, k) = nz;
+    const double mu = Arrays ? static_cast<double>(v.mu(i, j, k)) : static_cast<double>(v.mu0);
+    return mu * (static_cast<double>(hx) * nx + static_cast<double>(hy) * ny +
+                 static_cast<double>(hz) * nz);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
+    energy(i, j, k);  // the reduction's arithmetic is dropped by the compiler when unused
+  }
+};
+
+// One cell per work item: policy dimensions (i, j, k), or (k, j, i) when reversed.
+template <class Update, bool Reversed>
+struct CellLoop {
+  Update update;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int j, const int p2) const {
+    update(Reversed ? p2 : p0, j, Reversed ? p0 : p2);
+  }
+};
+template <class Update, bool Reversed>
+struct CellEnergyLoop {
+  Update update;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int j, const int p2,
+                                         double& sum) const {
+    sum += update.energy(Reversed ? p2 : p0, j, Reversed ? p0 : p2);
+  }
+};
+
+// One column along the slowest axis per work item: policy (contiguous index, j, 0); LayoutRight
+// columns run along x, LayoutLeft columns along z.
+template <class Update, bool XColumns>
+struct ColumnLoop {
+  Update update;
+  int length;
+  KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int) const {
+    for (int s = 0; s < length; ++s) update(XColumns ? s : c, j, XColumns ? c : s);
+  }
+};
+template <class Update, bool XColumns>
+struct ColumnEnergyLoop {
+  Update update;
+  int length;
+  KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int, double& sum) const {
+    for (int s = 0; s < length; ++s) sum += update.energy(XColumns ? s : c, j, XColumns ? c : s);
+  }
+};
+
+// The launch of one update over the cells: policy bounds and tile in policy order.
+struct FdtdLaunch {
+  Index3 lower{0, 0, 0}, upper{0, 0, 0};
+  std::array<std::int64_t, 3> tile{0, 0, 0};
+  int column_length = 0;  // column variant
+};
+
+inline FdtdLaunch plan_fdtd_launch(const FdtdProblem& problem, const FdtdKernelConfig& config) {
+  FdtdLaunch launch;
+  const Index3& n = problem.cells;
+  if (config.variant == FdtdVariant::column) {
+    const int contiguous = config.layout == Layout::right ? 2 : 0;
+    launch.upper = {n[contiguous], n[1], 1};
+    launch.tile = {config.tile[contiguous], config.tile[1], 1};
+    launch.column_length = static_cast<int>(n[2 - contiguous]);
+  } else {
+    launch.upper = to_policy_order(config.mapping, n);
+    launch.tile = to_policy_order(config.mapping, config.tile);
+  }
+  return launch;
+}
+
+// Runs `Loop<Update, flag>` (for) or `EnergyLoop` (reduce, returns the sum) over the cells with
+// the configured variant, mapping, tile and launch bound.
+template <bool Energy, class Update>
+double launch_update(const char* label, const FdtdKernelConfig& config, const FdtdLaunch& launch,
+                     const Update& update) {
+  double sum = 0;
+  const Mapping mapping = config.variant == FdtdVariant::column ? Mapping{} : config.mapping;
+  dispatch_traits(mapping, config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+    const auto policy = make_policy<decltype(iterate)::value, decltype(bound)::value>(
+        launch.lower, launch.upper, launch.tile);
+    if (config.variant == FdtdVariant::column) {
+      auto run = [&](auto x_columns) {
+        constexpr bool X = decltype(x_columns)::value;
+        if constexpr (Energy)
+          Kokkos::parallel_reduce(label, policy,
+                                  ColumnEnergyLoop<Update, X>{update, launch.column_length}, sum);
+        else
+          Kokkos::parallel_for(label, policy, ColumnLoop<Update, X>{update, launch.column_length});
+      };
+      if (config.layout == Layout::right)
+        run(std::true_type{});
+      else
+        run(std::false_type{});
+    } else {
+      constexpr bool Reversed = decltype(reversed)::value;
+      if constexpr (Energy)
+        Kokkos::parallel_reduce(label, policy, CellEnergyLoop<Update, Reversed>{update}, sum);
+      else
+        Kokkos::parallel_for(label, policy, CellLoop<Update, Reversed>{update});
+    }
+  });
+  return sum;
+}
+
+}  // namespace fdtd_detail
+}  // namespace kstencil

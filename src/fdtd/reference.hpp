@@ -1,0 +1,114 @@
+#pragma once
+// An independent host implementation of the Yee update (plain loops over x-fastest vectors), to
+// verify the Kokkos kernels bitwise: it starts from a solver's state and applies the same
+// formulas in the same order.
+#include <vector>
+
+#include "fdtd/fdtd.hpp"
+#include "fdtd/kernels.hpp"
+
+namespace kstencil {
+namespace fdtd_reference {
+
+template <class T>
+class HostYee {
+ public:
+  template <class KokkosLayout>
+  explicit HostYee(const YeeSolver<T, KokkosLayout>& solver)
+      : p_(solver.problem()), dt_(solver.dt()), step_(solver.steps_done()) {
+    const Grid nodes = p_.nodes();
+    const Box all = nodes.global();
+    nx_ = nodes.points[0];
+    ny_ = nodes.points[1];
+    const auto& f = solver.fields();
+    for (int c = 0; c < 3; ++c) {
+      e_[c] = to_host_x_fastest(f.e[c], nodes, all);
+      h_[c] = to_host_x_fastest(f.h[c], nodes, all);
+    }
+    arrays_ = p_.media.mode == MediaMode::arrays;
+    if (arrays_) {
+      ca_ = to_host_x_fastest(f.ca, nodes, all);
+      cb_ = to_host_x_fastest(f.cb, nodes, all);
+      db_ = to_host_x_fastest(f.db, nodes, all);
+    }
+    const Material& m = p_.media.background;
+    const auto c = fdtd_detail::coefficients_of(m.eps, m.mu, m.sigma, dt_);
+    ca0_ = static_cast<T>(c.ca);
+    cb0_ = static_cast<T>(c.cb);
+    db0_ = static_cast<T>(c.db);
+    for (int d = 0; d < 3; ++d) inverse_h_[d] = static_cast<T>(1 / p_.spacing[d]);
+  }
+
+  void run(std::int64_t steps) {
+    for (std::int64_t s = 0; s < steps; ++s) step();
+  }
+
+  // Component c (0-5) over its lattice, x fastest.
+  std::vector<T> component(int c) const {
+    const std::vector<T>& all = c < 3 ? e_[c] : h_[c - 3];
+    const Index3 dims = component_dims(p_, c);
+    std::vector<T> out;
+    for (Index k = 0; k < dims[2]; ++k)
+      for (Index j = 0; j < dims[1]; ++j)
+        for (Index i = 0; i < dims[0]; ++i) out.push_back(all[at(i, j, k)]);
+    return out;
+  }
+
+ private:
+  FdtdProblem p_;
+  double dt_;
+  std::int64_t step_;
+  Index nx_ = 0, ny_ = 0;
+  bool arrays_ = false;
+  std::vector<T> e_[3], h_[3], ca_, cb_, db_;
+  T ca0_, cb0_, db0_, inverse_h_[3];
+
+  std::size_t at(Index i, Index j, Index k) const {
+    return static_cast<std::size_t>(i + nx_ * (j + ny_ * k));
+  }
+
+  void step() {
+    const Index3& n = p_.cells;
+    const T idx = inverse_h_[0], idy = inverse_h_[1], idz = inverse_h_[2];
+    auto& ex = e_[0];
+    auto& ey = e_[1];
+    auto& ez = e_[2];
+    auto& hx = h_[0];
+    auto& hy = h_[1];
+    auto& hz = h_[2];
+    const Index sx = 1, sy = nx_, sz = nx_ * ny_;
+    for (Index k = 0; k < n[2]; ++k)
+      for (Index j = 0; j < n[1]; ++j)
+        for (Index i = 0; i < n[0]; ++i) {
+          const std::size_t q = at(i, j, k);
+          const T db = arrays_ ? db_[q] : db0_;
+          hx[q] = hx[q] - db * ((ez[q + sy] - ez[q]) * idy - (ey[q + sz] - ey[q]) * idz);
+          hy[q] = hy[q] - db * ((ex[q + sz] - ex[q]) * idz - (ez[q + sx] - ez[q]) * idx);
+          hz[q] = hz[q] - db * ((ey[q + sx] - ey[q]) * idx - (ex[q + sy] - ex[q]) * idy);
+        }
+    for (Index k = 0; k < n[2]; ++k)
+      for (Index j = 0; j < n[1]; ++j)
+        for (Index i = 0; i < n[0]; ++i) {
+          const std::size_t q = at(i, j, k);
+          const T ca = arrays_ ? ca_[q] : ca0_;
+          const T cb = arrays_ ? cb_[q] : cb0_;
+          if (j > 0 && k > 0)
+            ex[q] = ca * ex[q] + cb * ((hz[q] - hz[q - sy]) * idy - (hy[q] - hy[q - sz]) * idz);
+          if (i > 0 && k > 0)
+            ey[q] = ca * ey[q] + cb * ((hx[q] - hx[q - sz]) * idz - (hz[q] - hz[q - sx]) * idx);
+          if (i > 0 && j > 0)
+            ez[q] = ca * ez[q] + cb * ((hy[q] - hy[q - sx]) * idx - (hx[q] - hx[q - sy]) * idy);
+        }
+    if (p_.source) {
+      const PointSource& s = *p_.source;
+      const T current = static_cast<T>(s.value((static_cast<double>(step_) + 0.5) * dt_));
+      const std::size_t q = at(s.index[0], s.index[1], s.index[2]);
+      const T cb = arrays_ ? cb_[q] : cb0_;
+      e_[s.component][q] = e_[s.component][q] - cb * current;
+    }
+    ++step_;
+  }
+};
+
+}  // namespace fdtd_reference
+}  // namespace kstencil

@@ -1,0 +1,271 @@
+// FDTD: discrete cavity modes, convergence, energy, invariance across configurations, geometry.
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "fdtd/fdtd.hpp"
+#include "fdtd/reference.hpp"
+
+using namespace kstencil;
+
+namespace {
+
+FdtdProblem cavity_problem(Index3 cells, Real3 spacing, std::array<int, 3> mode) {
+  FdtdProblem p;
+  p.cells = cells;
+  p.spacing = spacing;
+  p.origin = {0.25, -1.0, 3.0};  // the mode is defined relative to the domain, not the origin
+  p.courant = 0.9;
+  p.cavity = CavityMode{mode};
+  return p;
+}
+
+// max |E - cos(omega n dt) E_mode| over all three E components.
+template <class T, class L>
+double mode_error(const YeeSolver<T, L>& solver, const CavityModeShape& shape, double omega,
+                  bool continuous_amplitude = false) {
+  const FdtdProblem& p = solver.problem();
+  const double phase = std::cos(omega * solver.time());
+  double error = 0;
+  for (int c = 0; c < 3; ++c) {
+    const auto values = solver.component_host(c);
+    const Index3 dims = component_dims(p, c);
+    std::size_t n = 0;
+    for (Index k = 0; k < dims[2]; ++k)
+      for (Index j = 0; j < dims[1]; ++j)
+        for (Index i = 0; i < dims[0]; ++i, ++n)
+          error =
+              std::max(error, std::abs(values[n] - phase * cavity_mode_e(p, shape, c, {i, j, k},
+                                                                         continuous_amplitude)));
+  }
+  return error;
+}
+
+std::vector<FdtdKernelConfig> configs(Layout layout, bool gpu_mapping) {
+  std::vector<FdtdKernelConfig> out;
+  for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
+    for (const auto& tile : {std::array<std::int64_t, 3>{0, 0, 0}, {4, 4, 4}, {1, 3, 7}})
+      for (int bound : {0, 128}) {
+        FdtdKernelConfig c;
+        c.variant = FdtdVariant::cell;
+        c.mapping = resolve_mapping(layout, order, gpu_mapping);
+        c.tile = tile;
+        c.launch_bounds = bound;
+        out.push_back(c);
+      }
+  for (const auto& tile : {std::array<std::int64_t, 3>{0, 0, 0}, {8, 2, 1}, {3, 5, 1}}) {
+    FdtdKernelConfig c;
+    c.variant = FdtdVariant::column;
+    c.tile = tile;
+    out.push_back(c);
+  }
+  return out;
+}
+
+std::string describe(const FdtdKernelConfig& c) {
+  return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
+         " bounds " + std::to_string(c.launch_bounds);
+}
+
+// A problem with every feature: per-cell media with a lossy dielectric block, a point source.
+FdtdProblem busy_problem() {
+  FdtdProblem p;
+  p.cells = {13, 9, 11};
+  p.spacing = {0.1, 0.12, 0.09};
+  p.courant = 0.7;
+  p.media.mode = MediaMode::arrays;
+  p.media.background = {1.0, 1.0, 0.0};
+  p.media.has_block = true;
+  p.media.block_lo = {0.3, 0.2, 0.1};
+  p.media.block_hi = {0.9, 0.8, 0.7};
+  p.media.block = {2.5, 1.5, 0.3};
+  PointSource s;
+  s.component = 1;
+  s.index = *source_index(p, 1, {0.5, 0.5, 0.5});
+  s.frequency = 1.5;
+  s.delay = 0.5;
+  s.width = 0.2;
+  p.source = s;
+  return p;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("cavity modes evolve as the discrete analytic solution to rounding error",
+                   "[fdtd]", double, float) {
+  using T = TestType;
+  const double eps = std::numeric_limits<T>::epsilon();
+  const int steps = 200;
+  for (auto mode : {std::array<int, 3>{1, 1, 0}, {2, 1, 1}, {0, 1, 3}})
+    for (Layout layout : {Layout::left, Layout::right}) {
+      const FdtdProblem p = cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, mode);
+      const auto shape = cavity_mode_shape(p, *p.cavity);
+      FdtdKernelConfig config;
+      config.mapping = resolve_mapping(layout, IterOrder::automatic, false);
+      double error = 0;
+      if (layout == Layout::left) {
+        YeeSolver<T, Kokkos::LayoutLeft> solver(p, config);
+        solver.run(steps);
+        error = mode_error(solver, shape, shape.omega_discrete);
+      } else {
+        YeeSolver<T, Kokkos::LayoutRight> solver(p, config);
+        solver.run(steps);
+        error = mode_error(solver, shape, shape.omega_discrete);
+      }
+      // |E| <= 1; every step rounds each value a few times, so the error grows at most linearly:
+      // 20 (N + 1) eps is a bound with a margin, and 1e4 times below the continuous-mode error.
+      INFO("mode " << mode[0] << mode[1] << mode[2] << " layout " << to_string(layout));
+      CHECK(error <= 20.0 * (steps + 1) * eps);
+    }
+}
+
+TEST_CASE("the discrete check has teeth: the continuous frequency misses by far more", "[fdtd]") {
+  const FdtdProblem p = cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, {1, 1, 0});
+  const auto shape = cavity_mode_shape(p, *p.cavity);
+  YeeSolver<double, Kokkos::LayoutRight> solver(p, FdtdKernelConfig{});
+  solver.run(200);
+  CHECK(mode_error(solver, shape, shape.omega_discrete) < 1e-11);
+  CHECK(mode_error(solver, shape, shape.omega_continuous) > 1e-3);
+  CHECK(shape.omega_discrete < shape.omega_continuous);  // Yee's numerical dispersion: slower
+}
+
+TEST_CASE("the cavity mode converges to the continuous one at second order", "[fdtd]") {
+  // Mode (1,1,0) of the unit cube (its amplitude is the same for the discrete and continuous
+  // modes); the same final time T on grids of 8, 16, 32 cells, dt = 0.5 h / sqrt(3).
+  std::vector<double> errors;
+  for (Index n : {8, 16, 32}) {
+    const double h = 1.0 / n;
+    FdtdProblem p = cavity_problem({n, n, n}, {h, h, h}, {1, 1, 0});
+    p.courant = 0.5;
+    YeeSolver<double, Kokkos::LayoutRight> solver(p, FdtdKernelConfig{});
+    solver.run(4 * n);  // T = 4 n dt = 2 / sqrt(3)
+    const auto shape = cavity_mode_shape(p, *p.cavity);
+    errors.push_back(mode_error(solver, shape, shape.omega_continuous));
+  }
+  for (std::size_t r = 1; r < errors.size(); ++r) {
+    INFO("errors " << errors[r - 1] << " -> " << errors[r]);
+    CHECK(errors[r - 1] / errors[r] > 3.6);
+    CHECK(errors[r - 1] / errors[r] < 4.4);
+  }
+}
+
+TEMPLATE_TEST_CASE("lossless cavity: the discrete energy is conserved to rounding", "[fdtd]",
+                   double, float) {
+  using T = TestType;
+  const double eps = std::numeric_limits<T>::epsilon();
+  FdtdProblem p = cavity_problem({10, 12, 9}, {0.1, 0.1, 0.1}, {1, 2, 1});
+  // A point source that has died out before the records start makes the state generic.
+  PointSource s;
+  s.index = *source_index(p, 2, {p.origin[0] + 0.62, p.origin[1] + 0.33, p.origin[2] + 0.41});
+  s.frequency = 2;
+  s.delay = 0.1;
+  s.width = 0.05;
+  p.source = s;
+  YeeSolver<T, Kokkos::LayoutRight> solver(p, FdtdKernelConfig{});
+  solver.run(50);  // the source is below 1e-30 from here on
+  const int steps = 400;
+  std::vector<double> energy;
+  for (int n = 0; n < steps; ++n) energy.push_back(solver.step(true)->total());
+  double drift = 0;
+  for (double w : energy) drift = std::max(drift, std::abs(w - energy.front()) / energy.front());
+  // W^n is an exact invariant of the scheme; rounding adds O(eps) per step at most: 10 N eps.
+  INFO("max relative drift " << drift);
+  CHECK(drift <= 10.0 * steps * eps);
+  CHECK(energy.front() > 0);
+}
+
+TEST_CASE("lossy cavity: energy decays monotonically as exp(-sigma t / eps)", "[fdtd]") {
+  FdtdProblem p = cavity_problem({16, 16, 16}, {1.0 / 16, 1.0 / 16, 1.0 / 16}, {1, 1, 0});
+  p.media.background = {2.0, 1.0, 0.2};
+  YeeSolver<double, Kokkos::LayoutLeft> solver(p, FdtdKernelConfig{});
+  std::vector<EnergyRecord> records;
+  while (solver.time() < 20.0) records.push_back(*solver.step(true));
+  for (std::size_t n = 1; n < records.size(); ++n)
+    REQUIRE(records[n].total() <= records[n - 1].total());
+  // dW/dt = -sigma sum |E|^2 = -2 sigma/eps W_E, and W_E averages W/2 over a period.
+  const double t = records.back().time;
+  const double expected = std::exp(-0.2 * t / 2.0);
+  const double ratio = records.back().total() / records.front().total();
+  INFO("W(t)/W(0) = " << ratio << ", exp(-sigma t / eps) = " << expected);
+  CHECK(std::abs(ratio / expected - 1) < 0.05);
+  CHECK(ratio < 0.5);
+}
+
+TEMPLATE_TEST_CASE(
+    "every variant, layout, iteration order, tile and launch bound agrees bitwise "
+    "with the host reference",
+    "[fdtd]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  const FdtdProblem p = busy_problem();
+  YeeSolver<double, TestType> first(p, FdtdKernelConfig{});
+  fdtd_reference::HostYee<double> reference(first);
+  reference.run(25);
+  std::size_t checked = 0;
+  for (bool gpu_mapping : {false, true})
+    for (const auto& config : configs(layout_of<TestType>(), gpu_mapping)) {
+      INFO(describe(config));
+      YeeSolver<double, TestType> solver(p, config);
+      solver.run(25);
+      for (int c = 0; c < 6; ++c) REQUIRE(solver.component_host(c) == reference.component(c));
+      ++checked;
+    }
+  CHECK(checked == 42);
+  // The fields are not trivial: the source drove them, and the block's material shows.
+  double largest = 0;
+  for (double v : reference.component(1)) largest = std::max(largest, std::abs(v));
+  CHECK(largest > 1e-3);
+}
+
+TEST_CASE("uniform coefficients and per-cell arrays of the same material agree bitwise", "[fdtd]") {
+  FdtdProblem p = busy_problem();
+  p.media.has_block = false;
+  p.media.background = {1.7, 1.2, 0.05};
+  FdtdProblem uniform = p;
+  uniform.media.mode = MediaMode::uniform;
+  YeeSolver<float, Kokkos::LayoutRight> a(p, FdtdKernelConfig{}), b(uniform, FdtdKernelConfig{});
+  a.run(30);
+  b.run(30);
+  for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
+}
+
+TEST_CASE("energy records do not change the evolution", "[fdtd]") {
+  const FdtdProblem p = busy_problem();
+  YeeSolver<double, Kokkos::LayoutRight> plain(p, FdtdKernelConfig{}),
+      measured(p, FdtdKernelConfig{});
+  for (int n = 0; n < 20; ++n) {
+    plain.step(false);
+    REQUIRE(measured.step(n % 3 == 0).has_value() == (n % 3 == 0));
+  }
+  for (int c = 0; c < 6; ++c) CHECK(plain.component_host(c) == measured.component_host(c));
+}
+
+TEST_CASE("staggered geometry: lattices, probes, sources, time step", "[fdtd]") {
+  FdtdProblem p;
+  p.cells = {4, 5, 6};
+  p.spacing = {0.5, 1.0, 2.0};
+  p.origin = {1, 2, 3};
+  CHECK(component_dims(p, 0) == Index3{4, 6, 7});  // Ex: half cells along x
+  CHECK(component_dims(p, 2) == Index3{5, 6, 6});  // Ez
+  CHECK(component_dims(p, 3) == Index3{5, 5, 6});  // Hx: half cells along y and z
+  CHECK(component_position(p, 0, {0, 0, 0}) == Real3{1.25, 2, 3});
+  CHECK(component_position(p, 5, {1, 1, 1}) == Real3{1.75, 3.5, 5});
+  // Probes: the nearest lattice point of each component, clamped to the lattice.
+  const auto at = probe_indices(p, {1.8, 2.4, 3.1});
+  CHECK(at[0] == Index3{1, 0, 0});  // Ex x-lattice at 1.25, 1.75, ...
+  CHECK(at[1] == Index3{2, 0, 0});  // Ey x-lattice at 1, 1.5, 2
+  CHECK(probe_indices(p, {100, -100, 3})[0] == Index3{3, 0, 0});
+  // Sources: inside only; tangential E on a wall moves to the nearest updated value.
+  CHECK_FALSE(source_index(p, 2, {0.9, 2, 3}).has_value());
+  CHECK_FALSE(source_index(p, 2, {1, 8, 3}).has_value());
+  CHECK(source_index(p, 2, {1, 2, 3}) == Index3{1, 1, 0});
+  CHECK(source_index(p, 2, {3, 7, 15}) == Index3{3, 4, 5});
+  // dt from the Courant number and the fastest medium.
+  p.courant = 0.5;
+  const double root = std::sqrt(1 / 0.25 + 1.0 + 1 / 4.0);
+  CHECK(std::abs(p.dt() - 0.5 / root) < 1e-15);
+  p.media.mode = MediaMode::arrays;
+  p.media.has_block = true;
+  p.media.block = {0.25, 1, 0};  // waves twice as fast in the block
+  CHECK(std::abs(p.dt() - 0.25 / root) < 1e-15);
+}
