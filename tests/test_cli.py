@@ -21,7 +21,8 @@ SOURCE = None
 
 
 def run(args, cwd=None):
-    env = dict(os.environ, OMP_PROC_BIND="false", KOKKOS_DISABLE_WARNINGS="1")
+    env = dict(os.environ, OMP_PROC_BIND="false", KOKKOS_DISABLE_WARNINGS="1",
+               KSTENCIL_PYTHON="/usr/bin/python3")
     return subprocess.run([KSTENCIL] + args, cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=600)
 
@@ -291,6 +292,197 @@ class BadDecks(Workdir):
         r = run(["run", os.path.join(self.dir, "nope.toml")], cwd=self.dir)
         self.assertEqual(r.returncode, 2)
         self.assertIn("nope.toml", r.stderr)
+
+
+# A small FDTD cavity deck: mode (2,1,1) of a 1.2 x 1.0 x 0.8 box, 12 x 10 x 8 cells.
+FDTD_DECK = """
+[run]
+solver = "fdtd"
+name = "cavity"
+[grid]
+nx = 12
+ny = 10
+nz = 8
+hx = 0.1
+hy = 0.1
+hz = 0.1
+origin = [1.0, 2.0, 3.0]
+[time]
+steps = 40
+courant = 0.8
+[init]
+field = "cavity-mode"
+mode = [2, 1, 1]
+[diagnostics]
+every = 4
+probes = [[1.6, 2.5, 3.4], [1.0, 2.0, 3.0]]
+[output]
+root = "out"
+every = 20
+"""
+
+
+def discrete_mode(cells, h, mode, courant):
+    """(omega, E shape per component as (z, y, x) arrays) of the discrete PEC cavity mode,
+    written independently of kstencil from the Yee dispersion relation."""
+    k = [m * np.pi / (n * d) for m, n, d in zip(mode, cells, h)]
+    kappa = [2 / d * np.sin(kk * d / 2) for kk, d in zip(k, h)]
+    dt = courant / np.sqrt(sum(1 / d ** 2 for d in h))
+    omega = 2 / dt * np.arcsin(dt * np.sqrt(sum(q * q for q in kappa)) / 2)
+    norm = np.hypot(kappa[0], kappa[1])
+    amplitude = [kappa[1] / norm, -kappa[0] / norm, 0.0]
+    shapes = []
+    for c in range(3):
+        axes = []
+        for d in range(3):
+            n = cells[d] + (0 if c == d else 1)
+            x = (np.arange(n) + (0.5 if c == d else 0.0)) * h[d]
+            f = np.cos(k[d] * x) if c == d else np.sin(k[d] * x)
+            if c != d:
+                f[0] = f[-1] = 0.0  # tangential E on the walls
+            axes.append(f)
+        shapes.append(amplitude[c] * axes[2][:, None, None] * axes[1][None, :, None]
+                      * axes[0][None, None, :])
+    return omega, dt, shapes
+
+
+class FdtdRuns(Workdir):
+    def run_cavity(self, *overrides):
+        r = self.run_deck(FDTD_DECK, *overrides)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("verification  PASS", r.stdout)
+        return os.path.join(self.dir, "out", "cavity")
+
+    def check_cavity(self, layout, precision, variant, media):
+        folder = self.run_cavity(f"kernel.layout={layout}", f"run.precision={precision}",
+                                 f"kernel.variant={variant}", f"media.mode={media}")
+        with open(os.path.join(folder, "summary.json")) as f:
+            summary = json.load(f)
+        self.assertTrue(summary["verified"])
+        self.assertEqual(summary["variant"], variant)
+        self.assertEqual(summary["values_per_cell"], 18 if media == "uniform" else 21)
+        self.assertEqual(summary["bytes_per_cell_step"],
+                         summary["values_per_cell"] * (4 if precision == "float" else 8))
+        self.assertEqual(summary["timed_steps"], 40 - 10)  # every 4th step records energy
+        self.assertGreater(summary["mcells_per_s"], 0)
+        self.assertAlmostEqual(summary["effective_gbs"],
+                               summary["mcells_per_s"] * 1e6 * summary["bytes_per_cell_step"] * 1e-9)
+        self.assertAlmostEqual(summary["fom_ratio"], summary["effective_gbs"] / summary["copy_gbs"])
+        self.assertEqual(sorted(os.listdir(folder)),
+                         ["cavity.xdmf", "cavity_000000.h5", "cavity_000020.h5", "cavity_000040.h5",
+                          "deck.toml", "energy.csv", "energy.png", "probes.csv", "summary.json"])
+        # The energy is constant to rounding; its records are every 4th step.
+        energy = np.genfromtxt(os.path.join(folder, "energy.csv"), delimiter=",", names=True)
+        self.assertEqual(list(energy["step"]), list(range(0, 40, 4)))
+        eps = np.finfo(np.float32 if precision == "float" else np.float64).eps
+        self.assertLess(np.max(np.abs(energy["total"] / energy["total"][0] - 1)), 10 * 40 * eps)
+        # E at the last step is the discrete mode times cos(omega t), computed here independently.
+        omega, dt, shapes = discrete_mode((12, 10, 8), (0.1, 0.1, 0.1), (2, 1, 1), 0.8)
+        self.assertAlmostEqual(summary["dt"], dt, places=15)
+        with h5py.File(os.path.join(folder, "cavity_000040.h5"), "r") as h5:
+            self.assertAlmostEqual(float(h5.attrs["time"]), 40 * dt, places=12)
+            for c, name in enumerate(("ex", "ey", "ez")):
+                values = h5[name][...]
+                self.assertEqual(values.shape, shapes[c].shape)
+                np.testing.assert_allclose(values, np.cos(omega * 40 * dt) * shapes[c], rtol=0,
+                                           atol=20 * 41 * eps)
+            self.assertEqual(h5["hx"].shape, (8, 10, 13))  # half cells along y and z
+            self.assertEqual(list(h5["hz"].attrs["origin"]), [1.05, 2.05, 3.0])
+        # Probes: both positions, every component, at each record.
+        probes = np.genfromtxt(os.path.join(folder, "probes.csv"), delimiter=",", names=True)
+        self.assertEqual(len(probes), 2 * 10)
+        self.assertEqual(list(probes.dtype.names),
+                         ["step", "time", "probe", "x", "y", "z", "ex", "ey", "ez", "hx", "hy", "hz"])
+        return folder
+
+    def test_cavity_right_double_cell_uniform(self):
+        self.check_cavity("right", "double", "cell", "uniform")
+
+    def test_cavity_left_float_column_arrays(self):
+        self.check_cavity("left", "float", "column", "arrays")
+
+    def test_cavity_xdmf_places_each_component_on_its_lattice(self):
+        folder = self.check_cavity("left", "double", "cell", "uniform")
+        root = ET.parse(os.path.join(folder, "cavity.xdmf")).getroot()
+        steps = root.findall("Domain/Grid/Grid")
+        dt = 0.8 * 0.1 / np.sqrt(3)
+        np.testing.assert_allclose([float(g.find("Time").get("Value")) for g in steps],
+                                   [0.0, 20 * dt, 40 * dt], rtol=1e-14)
+        parts = {g.find("Attribute").get("Name"): g for g in steps[0].findall("Grid")}
+        self.assertEqual(set(parts), {"ex", "ey", "ez", "hx", "hy", "hz"})
+        for name, dims, origin in (("ex", "9 11 12", [3.0, 2.0, 1.05]),
+                                   ("hy", "8 11 12", [3.05, 2.0, 1.05])):
+            grid = parts[name]
+            self.assertEqual(grid.find("Topology").get("Dimensions"), dims)
+            got = list(map(float, grid.find("Geometry").findall("DataItem")[0].text.split()))
+            np.testing.assert_allclose(got, origin)
+
+    def test_paraview_opens_fdtd_output(self):
+        if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
+            self.skipTest("KSTENCIL_SKIP_PARAVIEW=1")
+        folder = self.run_cavity()
+        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
+                            os.path.join(SOURCE, "tests", "paraview_check.py"),
+                            os.path.join(folder, "cavity.xdmf")],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("PASS (18 arrays over 3 time steps)", r.stdout)
+
+    def test_example_decks_run(self):
+        for name, overrides in (("fdtd_cavity", ["grid.nx=16", "grid.ny=16", "grid.nz=16",
+                                                  "grid.hx=0.0625", "grid.hy=0.0625",
+                                                  "grid.hz=0.0625", "time.steps=20"]),
+                                ("fdtd_dipole", ["grid.nx=24", "grid.ny=24", "grid.nz=24",
+                                                 "media.block_lo=[15, 5, 5]",
+                                                 "media.block_hi=[20, 19, 19]",
+                                                 "source.position=[10, 12, 12]",
+                                                 "diagnostics.probes=[[12, 12, 12]]",
+                                                 "time.steps=30", "output.every=10"])):
+            r = run(["run", os.path.join(SOURCE, "inputs", name + ".toml"),
+                     f"output.root={self.dir}"] + overrides, cwd=self.dir)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("PASS", r.stdout)
+            self.assertTrue(os.path.exists(os.path.join(self.dir, name, name + ".xdmf")))
+            self.assertTrue(os.path.exists(os.path.join(self.dir, name, "energy.png")))
+
+
+class FdtdBadDecks(Workdir):
+    def expect_error(self, overrides, *fragments):
+        r = run(["run", self.deck(FDTD_DECK)] + overrides, cwd=self.dir)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        for fragment in fragments:
+            self.assertIn(fragment, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
+
+    def test_courant_at_or_above_the_stability_limit(self):
+        for value in ("1.0", "1.5"):
+            self.expect_error([f"time.courant={value}"], "[time] courant", "real > 0 and < 1",
+                              "unstable for Courant numbers >= 1")
+
+    def test_source_outside_the_domain(self):
+        self.expect_error(["source.kind=point", "source.position=[0.5, 2.5, 3.5]"],
+                          "[source] position", "outside the domain", "[1, 2, 3] .. [2.2, 3, 3.8]")
+
+    def test_negative_size(self):
+        path = self.deck(FDTD_DECK.replace("nx = 12", "nx = -4"))
+        r = run(["run", path], cwd=self.dir)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("deck.toml:6: [grid] nx = -4: out of range; allowed: integer >= 2", r.stderr)
+
+    def test_unknown_material_mode(self):
+        self.expect_error(["media.mode=tensor"], "[media] mode", '"uniform"', '"arrays"')
+
+    def test_cavity_mode_needs_two_indices(self):
+        self.expect_error(["init.mode=[0, 0, 3]"], "[init] mode", "at least two")
+
+    def test_block_needs_per_cell_media(self):
+        self.expect_error(["media.block_hi=[1.5, 2.5, 3.5]"], "[media] block_hi",
+                          'media.mode = "arrays"')
+
+    def test_probe_outside_the_domain(self):
+        self.expect_error(["diagnostics.probes=[[1.5, 2.5, 9]]"], "[diagnostics] probes",
+                          "probe 0")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/deck.hpp"
+#include "fdtd/fdtd_deck.hpp"
 #include "laplacian/laplacian_deck.hpp"
 
 using namespace kstencil;
@@ -174,15 +176,18 @@ TEST_CASE("deck: Laplacian schema defaults match the documented ones", "[deck]")
   CHECK(deck.integer("kernel", "launch_bounds") == 0);
   CHECK(deck.integer("kernel", "m") == 8);
   CHECK(deck.is_auto("kernel", "parts"));
+  CHECK(deck.boolean("kernel", "streaming_stores"));
   CHECK(deck.string("laplacian", "field") == "sine");
   CHECK(deck.string("output", "root") == "outputs");
   CHECK(deck.boolean("output", "enabled"));
   CHECK_FALSE(deck.boolean("output", "overwrite"));
 }
 
-TEST_CASE("deck: every Laplacian key has a help line and a unique name", "[deck]") {
-  const Schema& schema = laplacian_schema();
-  CHECK(schema.size() == 24);
+TEST_CASE("deck: every key of every solver has a help line and a unique name", "[deck]") {
+  const Schema& schema = GENERATE(std::cref(laplacian_schema()), std::cref(fdtd_schema()));
+  CHECK(schema.size() == (&schema == &laplacian_schema() ? 25 : 44));
+  // Every schema accepts its own defaults.
+  CHECK_NOTHROW(Deck::parse("", "empty.toml", {}, schema));
   for (std::size_t i = 0; i < schema.size(); ++i) {
     INFO("[" << schema[i].section << "] " << schema[i].key);
     CHECK_FALSE(schema[i].help.empty());

@@ -295,15 +295,20 @@ std::string name_of(const KeySpec& spec) {
                    "; allowed: " + allowed_values(spec));
 }
 
+// "out of range", with the key's reason for its range where it has one.
+std::string out_of_range(const KeySpec& spec) {
+  return spec.range_reason.empty() ? "out of range" : "out of range (" + spec.range_reason + ")";
+}
+
 // "out of range" for a value, "element 1 = -1 out of range" for an array element.
-std::string problem(const std::string& element, const std::string& value, const char* what) {
+std::string problem(const std::string& element, const std::string& value, const std::string& what) {
   return element.empty() ? what : element + " = " + value + " " + what;
 }
 
 void check_integer(const Origin& origin, const KeySpec& spec, const toml::node& value,
                    std::int64_t v, const std::string& element) {
   if (!in_range(spec, static_cast<double>(v)))
-    not_allowed(origin, spec, value, problem(element, std::to_string(v), "out of range"));
+    not_allowed(origin, spec, value, problem(element, std::to_string(v), out_of_range(spec)));
   if (!in_int_choices(spec, v))
     not_allowed(origin, spec, value,
                 problem(element, std::to_string(v), "not one of the allowed values"));
@@ -314,7 +319,7 @@ void check_real(const Origin& origin, const KeySpec& spec, const toml::node& val
   if (!std::isfinite(v))
     not_allowed(origin, spec, value, problem(element, real_literal(v), "not finite"));
   if (!in_range(spec, v))
-    not_allowed(origin, spec, value, problem(element, real_literal(v), "out of range"));
+    not_allowed(origin, spec, value, problem(element, real_literal(v), out_of_range(spec)));
 }
 
 // Checks `node` against `spec` and stores its value as `spec.key` in `out` (reals as floats,

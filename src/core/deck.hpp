@@ -42,6 +42,7 @@ struct KeySpec {
   std::optional<double> max;              // inclusive
   bool min_exclusive = false;             // min itself not allowed (e.g. spacing > 0)
   bool max_exclusive = false;             // max itself not allowed (e.g. Courant number < 1)
+  std::string range_reason;               // why the range is what it is, for out-of-range errors
   std::string help;
 };
 

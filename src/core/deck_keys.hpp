@@ -45,6 +45,10 @@ class Key {
     spec_.max_exclusive = true;
     return *this;
   }
+  Key& because(std::string reason) {
+    spec_.range_reason = std::move(reason);
+    return *this;
+  }
   operator KeySpec() const { return spec_; }
 
  private:

@@ -17,7 +17,8 @@ const Schema& fdtd_schema() {
            "Courant number S = dt c_max sqrt(1/hx^2 + 1/hy^2 + 1/hz^2), c_max the fastest wave "
            "speed of the media; the 3D Yee scheme is stable only for S < 1")
            .min_exclusive(0)
-           .max_exclusive(1)},
+           .max_exclusive(1)
+           .because("the 3D Yee scheme is unstable for Courant numbers >= 1")},
       {Key("kernel", "variant", T::string, R"("auto")",
            "update kernels; cell = one cell per work item (3D MDRange, layout-aware mapping); "
            "column = one work item per column along the slowest axis (2D MDRange, ignores "
