@@ -49,24 +49,30 @@ Policy3<Iter, LaunchBound> make_policy(const Index3& lower, const Index3& upper,
   return P(lo, hi, t);
 }
 
+// Calls body(std::integral_constant<unsigned, LaunchBound>) for the runtime launch bound.
+template <class Body>
+void dispatch_launch_bound(int launch_bounds, Body&& body) {
+  switch (launch_bounds) {
+    case 0:
+      return body(std::integral_constant<unsigned, 0>{});
+    case 128:
+      return body(std::integral_constant<unsigned, 128>{});
+    case 256:
+      return body(std::integral_constant<unsigned, 256>{});
+    case 512:
+      return body(std::integral_constant<unsigned, 512>{});
+    case 1024:
+      return body(std::integral_constant<unsigned, 1024>{});
+  }
+  throw std::invalid_argument("launch bounds must be 0, 128, 256, 512 or 1024");
+}
+
 // Calls body(std::integral_constant<bool, Reversed>, std::integral_constant<Iterate, Iter>,
 // std::integral_constant<unsigned, LaunchBound>) for the runtime mapping and launch bound.
 template <class Body>
 void dispatch_traits(const Mapping& mapping, int launch_bounds, Body&& body) {
   auto with_bound = [&](auto reversed, auto iterate) {
-    switch (launch_bounds) {
-      case 0:
-        return body(reversed, iterate, std::integral_constant<unsigned, 0>{});
-      case 128:
-        return body(reversed, iterate, std::integral_constant<unsigned, 128>{});
-      case 256:
-        return body(reversed, iterate, std::integral_constant<unsigned, 256>{});
-      case 512:
-        return body(reversed, iterate, std::integral_constant<unsigned, 512>{});
-      case 1024:
-        return body(reversed, iterate, std::integral_constant<unsigned, 1024>{});
-    }
-    throw std::invalid_argument("launch bounds must be 0, 128, 256, 512 or 1024");
+    dispatch_launch_bound(launch_bounds, [&](auto bound) { body(reversed, iterate, bound); });
   };
   using Left = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Left>;
   using Right = std::integral_constant<Kokkos::Iterate, Kokkos::Iterate::Right>;

@@ -13,17 +13,38 @@ namespace fdtd_detail {
 template <class T, class KokkosLayout>
 struct FillMaterials {
   Field<T, KokkosLayout> ca, cb, db, eps, mu;
-  Media media;
-  Real3 origin, spacing;
+  bool has_block;
+  Material background, block;
+  // Kokkos::Array, not std::array: usable in device code.
+  Kokkos::Array<double, 3> block_lo, block_hi, origin, spacing;
   double dt;
+
+  static FillMaterials of(const typename YeeSolver<T, KokkosLayout>::Fields& f,
+                          const FdtdProblem& p, double dt) {
+    const Media& m = p.media;
+    return {f.ca,
+            f.cb,
+            f.db,
+            f.eps,
+            f.mu,
+            m.has_block,
+            m.background,
+            m.block,
+            {m.block_lo[0], m.block_lo[1], m.block_lo[2]},
+            {m.block_hi[0], m.block_hi[1], m.block_hi[2]},
+            {p.origin[0], p.origin[1], p.origin[2]},
+            {p.spacing[0], p.spacing[1], p.spacing[2]},
+            dt};
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
     const int index[3] = {i, j, k};
-    bool inside = media.has_block;
+    bool inside = has_block;
     for (int d = 0; d < 3; ++d) {
       const double x = origin[d] + index[d] * spacing[d];
-      inside = inside && x >= media.block_lo[d] && x <= media.block_hi[d];
+      inside = inside && x >= block_lo[d] && x <= block_hi[d];
     }
-    const Material& m = inside ? media.block : media.background;
+    const Material& m = inside ? block : background;
     const Coefficients c = coefficients_of(m.eps, m.mu, m.sigma, dt);
     ca(i, j, k) = static_cast<T>(c.ca);
     cb(i, j, k) = static_cast<T>(c.cb);
@@ -108,6 +129,7 @@ std::optional<std::string> YeeSolver<T, KokkosLayout>::config_problem(
     const FdtdProblem& problem, const FdtdKernelConfig& config, const ExecLimits& limits) {
   const auto launch = fdtd_detail::plan_fdtd_launch(problem, config);
   std::optional<std::string> result;
+  // The column variant's policy is Iterate::Left, as Mapping{} gives.
   const Mapping mapping = config.variant == FdtdVariant::column ? Mapping{} : config.mapping;
   dispatch_traits(mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
     const auto tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(
@@ -145,9 +167,7 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdKern
     Kokkos::parallel_for("kstencil::fdtd::materials",
                          Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
                              {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
-                         fdtd_detail::FillMaterials<T, KokkosLayout>{
-                             fields_.ca, fields_.cb, fields_.db, fields_.eps, fields_.mu,
-                             problem_.media, problem_.origin, problem_.spacing, dt_});
+                         fdtd_detail::FillMaterials<T, KokkosLayout>::of(fields_, problem_, dt_));
   }
   initialize();
 }

@@ -132,37 +132,38 @@ inline FdtdLaunch plan_fdtd_launch(const FdtdProblem& problem, const FdtdKernelC
   return launch;
 }
 
-// Runs `Loop<Update, flag>` (for) or `EnergyLoop` (reduce, returns the sum) over the cells with
-// the configured variant, mapping, tile and launch bound.
+// Runs the update over the cells with the configured variant, mapping, tile and launch bound;
+// Energy: as a reduction, returning the sum of update.energy().
 template <bool Energy, class Update>
 double launch_update(const char* label, const FdtdKernelConfig& config, const FdtdLaunch& launch,
                      const Update& update) {
   double sum = 0;
-  const Mapping mapping = config.variant == FdtdVariant::column ? Mapping{} : config.mapping;
-  dispatch_traits(mapping, config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
-    const auto policy = make_policy<decltype(iterate)::value, decltype(bound)::value>(
-        launch.lower, launch.upper, launch.tile);
-    if (config.variant == FdtdVariant::column) {
-      auto run = [&](auto x_columns) {
-        constexpr bool X = decltype(x_columns)::value;
-        if constexpr (Energy)
-          Kokkos::parallel_reduce(label, policy,
-                                  ColumnEnergyLoop<Update, X>{update, launch.column_length}, sum);
-        else
-          Kokkos::parallel_for(label, policy, ColumnLoop<Update, X>{update, launch.column_length});
-      };
-      if (config.layout == Layout::right)
-        run(std::true_type{});
-      else
-        run(std::false_type{});
-    } else {
-      constexpr bool Reversed = decltype(reversed)::value;
+  if (config.variant == FdtdVariant::column) {
+    // Columns along x for LayoutRight, along z for LayoutLeft: the contiguous axis is in the
+    // policy.
+    constexpr bool X =
+        std::is_same<typename decltype(update.v.ex)::array_layout, Kokkos::LayoutRight>::value;
+    dispatch_launch_bound(config.launch_bounds, [&](auto bound) {
+      const auto policy = make_policy<Kokkos::Iterate::Left, decltype(bound)::value>(
+          launch.lower, launch.upper, launch.tile);
       if constexpr (Energy)
-        Kokkos::parallel_reduce(label, policy, CellEnergyLoop<Update, Reversed>{update}, sum);
+        Kokkos::parallel_reduce(label, policy,
+                                ColumnEnergyLoop<Update, X>{update, launch.column_length}, sum);
       else
-        Kokkos::parallel_for(label, policy, CellLoop<Update, Reversed>{update});
-    }
-  });
+        Kokkos::parallel_for(label, policy, ColumnLoop<Update, X>{update, launch.column_length});
+    });
+    return sum;
+  }
+  dispatch_traits(
+      config.mapping, config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+        constexpr bool Reversed = decltype(reversed)::value;
+        const auto policy = make_policy<decltype(iterate)::value, decltype(bound)::value>(
+            launch.lower, launch.upper, launch.tile);
+        if constexpr (Energy)
+          Kokkos::parallel_reduce(label, policy, CellEnergyLoop<Update, Reversed>{update}, sum);
+        else
+          Kokkos::parallel_for(label, policy, CellLoop<Update, Reversed>{update});
+      });
   return sum;
 }
 

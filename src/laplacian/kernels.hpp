@@ -219,7 +219,7 @@ void apply_march(const LaplacianKernelConfig& config, const Grid& grid,
   const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
   const LaunchPlan launch{plan.lower, plan.upper};
   const auto tile = march_tile(config);
-  dispatch_traits(Mapping{}, config.launch_bounds, [&](auto, auto, auto bound) {
+  dispatch_launch_bound(config.launch_bounds, [&](auto bound) {
     constexpr unsigned Bound = decltype(bound)::value;
     const auto policy = make_policy<Kokkos::Iterate::Left, Bound>(
         launch, resolved_tile<Kokkos::Iterate::Left, Bound>(launch, tile));

@@ -108,7 +108,7 @@ std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& co
     const MarchPlan plan = plan_march(config, grid);
     if (plan.slab == 0) return shapes;
     const LaunchPlan launch{plan.lower, plan.upper};
-    dispatch_traits(Mapping{}, config.launch_bounds, [&](auto, auto, auto bound) {
+    dispatch_launch_bound(config.launch_bounds, [&](auto bound) {
       LaunchShape shape;
       shape.tile =
           resolved_tile<Kokkos::Iterate::Left, decltype(bound)::value>(launch, march_tile(config));
