@@ -45,8 +45,10 @@ double mode_error(const YeeSolver<T, L>& solver, const CavityModeShape& shape, d
 
 std::vector<FdtdKernelConfig> configs(Layout layout, bool gpu_mapping) {
   std::vector<FdtdKernelConfig> out;
+  const std::array<std::int64_t, 3> cell_tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}};
+  const std::array<std::int64_t, 3> column_tiles[] = {{0, 0, 0}, {8, 2, 1}, {3, 5, 1}};
   for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
-    for (const auto& tile : {std::array<std::int64_t, 3>{0, 0, 0}, {4, 4, 4}, {1, 3, 7}})
+    for (const auto& tile : cell_tiles)
       for (int bound : {0, 128}) {
         FdtdKernelConfig c;
         c.variant = FdtdVariant::cell;
@@ -55,7 +57,7 @@ std::vector<FdtdKernelConfig> configs(Layout layout, bool gpu_mapping) {
         c.launch_bounds = bound;
         out.push_back(c);
       }
-  for (const auto& tile : {std::array<std::int64_t, 3>{0, 0, 0}, {8, 2, 1}, {3, 5, 1}}) {
+  for (const auto& tile : column_tiles) {
     FdtdKernelConfig c;
     c.variant = FdtdVariant::column;
     c.tile = tile;
@@ -98,7 +100,8 @@ TEMPLATE_TEST_CASE("cavity modes evolve as the discrete analytic solution to rou
   using T = TestType;
   const double eps = std::numeric_limits<T>::epsilon();
   const int steps = 200;
-  for (auto mode : {std::array<int, 3>{1, 1, 0}, {2, 1, 1}, {0, 1, 3}})
+  const std::array<int, 3> modes[] = {{1, 1, 0}, {2, 1, 1}, {0, 1, 3}};
+  for (const auto& mode : modes)
     for (Layout layout : {Layout::left, Layout::right}) {
       const FdtdProblem p = cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, mode);
       const auto shape = cavity_mode_shape(p, *p.cavity);
