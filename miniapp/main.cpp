@@ -15,6 +15,8 @@
 #include "core/timing.hpp"
 #include "fdtd/fdtd_deck.hpp"
 #include "fdtd/fdtd_run.hpp"
+#include "jacobi/jacobi_deck.hpp"
+#include "jacobi/jacobi_run.hpp"
 #include "kstencil/version.hpp"
 #include "laplacian/laplacian_deck.hpp"
 #include "laplacian/laplacian_run.hpp"
@@ -31,7 +33,8 @@ struct Solver {
 const std::map<std::string, Solver>& solvers() {
   static const std::map<std::string, Solver> registry = {
       {"laplacian", {laplacian_schema, run_laplacian_deck}},
-      {"fdtd", {fdtd_schema, run_fdtd_deck}}};
+      {"fdtd", {fdtd_schema, run_fdtd_deck}},
+      {"jacobi", {jacobi_schema, run_jacobi_deck}}};
   return registry;
 }
 

@@ -495,6 +495,110 @@ class FdtdBadDecks(Workdir):
                           "probe 0")
 
 
+SEED_004_OUTPUT = """Iteration = 0 error = 0.00272958
+Iteration = 10 error = 0.00034546
+Iteration = 20 error = 0.000210903
+Iteration = 30 error = 0.000157015
+Iteration = 40 error = 0.000127122
+Iteration = 50 error = 0.00010783
+Success!
+"""
+
+JACOBI_2D = """
+[run]
+solver = "jacobi"
+name = "plate"
+[grid]
+nx = 21
+ny = 13
+nz = 1
+hx = 0.05
+hy = 0.05
+[jacobi]
+tolerance = 1e-6
+max_iterations = 5000
+print_every = 100
+[boundary]
+x_low = 1.0
+y_high = -1.0
+[output]
+root = "out"
+"""
+
+
+class JacobiRuns(Workdir):
+    def test_classic_deck_prints_the_seeds_output(self):
+        for norm in ("reduce", "atomic"):
+            r = run(["run", os.path.join(SOURCE, "inputs", "jacobi_1d.toml"),
+                     f"output.root={self.dir}", f"jacobi.norm={norm}", "output.overwrite=true",
+                     "run.repeats=3"], cwd=self.dir)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertTrue(r.stdout.startswith(SEED_004_OUTPUT), r.stdout)
+            folder = os.path.join(self.dir, "jacobi_1d")
+            with open(os.path.join(folder, "summary.json")) as f:
+                summary = json.load(f)
+            self.assertEqual(summary["iterations"], 57)
+            self.assertTrue(summary["converged"])
+            self.assertTrue(summary["verified"])
+            self.assertEqual(summary["norm"], norm)
+            self.assertGreater(summary["time_per_iteration_s"], 0)
+            self.assertIn("norm_share", summary)
+            history = np.genfromtxt(os.path.join(folder, "history.csv"), delimiter=",", names=True)
+            self.assertEqual(list(history["iteration"]), list(range(57)))
+            self.assertTrue(os.path.exists(os.path.join(folder, "convergence.png")))
+            with h5py.File(os.path.join(folder, "jacobi_1d_000057.h5"), "r") as h5:
+                u = h5["u"][...]
+                self.assertEqual(u.shape, (1, 1, 4194304))
+                self.assertEqual(u.dtype, np.float32)
+                self.assertEqual((u[0, 0, 0], u[0, 0, -1]), (5.0, 10.0))
+
+    def test_2d_plate_and_paraview(self):
+        r = self.run_deck(JACOBI_2D)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("Success!", r.stdout)
+        folder = os.path.join(self.dir, "out", "plate")
+        with open(os.path.join(folder, "summary.json")) as f:
+            summary = json.load(f)
+        with h5py.File(os.path.join(folder, f"plate_{summary['iterations']:06d}.h5"), "r") as h5:
+            u = h5["u"][...][0]
+        # Harmonic: the interior satisfies the discrete Laplace equation to the stopping error.
+        lap = u[1:-1, :-2] + u[1:-1, 2:] + u[:-2, 1:-1] + u[2:, 1:-1] - 4 * u[1:-1, 1:-1]
+        self.assertLess(np.max(np.abs(lap)), 1e-3)
+        # Faces: x first (x_low = 1, x_high = 0), then y (y_high = -1 between the x faces).
+        self.assertTrue(np.all(u[:, 0] == 1.0) and np.all(u[:, -1] == 0.0))
+        self.assertTrue(np.all(u[-1, 1:-1] == -1.0) and np.all(u[0, 1:-1] == 0.0))
+        if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
+            return
+        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
+                            os.path.join(SOURCE, "tests", "paraview_check.py"),
+                            os.path.join(folder, "plate.xdmf")],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("PASS (1 arrays over 1 time steps)", r.stdout)
+
+
+class JacobiBadDecks(Workdir):
+    def expect_error(self, overrides, *fragments):
+        r = run(["run", self.deck(JACOBI_2D)] + overrides, cwd=self.dir)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        for fragment in fragments:
+            self.assertIn(fragment, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
+
+    def test_axis_without_interior(self):
+        self.expect_error(["grid.ny=2"], "[grid] ny", "1 (no y axis) or at least 3")
+
+    def test_z_axis_without_y_axis(self):
+        self.expect_error(["grid.ny=1", "grid.nz=5"], "[grid] nz", "ny > 1")
+
+    def test_tolerance_must_be_positive(self):
+        self.expect_error(["jacobi.tolerance=0"], "[jacobi] tolerance", "real > 0")
+
+    def test_unknown_norm(self):
+        self.expect_error(["jacobi.norm=magic"], "[jacobi] norm", '"reduce"', '"atomic"')
+
+
 if __name__ == "__main__":
     KSTENCIL = os.path.abspath(sys.argv.pop(1))
     SOURCE = os.path.abspath(sys.argv.pop(1))

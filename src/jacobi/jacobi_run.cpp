@@ -1,0 +1,331 @@
+#include "jacobi/jacobi_run.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "core/output.hpp"
+#include "core/plot.hpp"
+#include "core/timing.hpp"
+#include "kstencil/version.hpp"
+
+namespace kstencil {
+
+namespace {
+
+std::string fmt(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+// The backend's default tile: on GPUs 128 work items along the contiguous axis of the grid (the
+// last non-collapsed axis in layout right, x in layout left); on the host Kokkos' defaults, except
+// long x tiles for 1D grids (Kokkos' default host tile cuts a 1D range into pieces of two points).
+JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
+                                         const Mapping& mapping) {
+  JacobiKernelConfig config;
+  config.layout = layout;
+  config.mapping = mapping;
+  if (limits.gpu) {
+    int contiguous = 0;
+    if (layout == Layout::right)
+      for (int d = 2; d >= 0; --d)
+        if (!is_collapsed(grid, d)) {
+          contiguous = d;
+          break;
+        }
+    config.tile = {1, 1, 1};
+    config.tile[contiguous] = 128;
+    config.launch_bounds = 128;
+  } else if (is_collapsed(grid, 1) && is_collapsed(grid, 2)) {
+    config.tile = {65536, 1, 1};
+  }
+  return config;
+}
+
+}  // namespace
+
+JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
+  JacobiSetup s;
+  const Index3 n{deck.integer("grid", "nx"), deck.integer("grid", "ny"),
+                 deck.integer("grid", "nz")};
+  if (n[1] == 2)
+    throw deck.error("grid", "ny", "a y axis needs interior points", "1 (no y axis) or at least 3");
+  if (n[2] == 2)
+    throw deck.error("grid", "nz", "a z axis needs interior points", "1 (no z axis) or at least 3");
+  if (n[1] == 1 && n[2] > 1)
+    throw deck.error("grid", "nz", "axes collapse from z: a grid with nz > 1 needs ny > 1",
+                     "nz = 1 when ny = 1");
+  for (int d = 0; d < 3; ++d)
+    if (n[d] > std::numeric_limits<int>::max() / 2)
+      throw deck.error("grid", std::string("n") + "xyz"[d], "too many points along one axis",
+                       "at most " + std::to_string(std::numeric_limits<int>::max() / 2));
+  s.problem.grid =
+      Grid::whole(n, deck.real3("grid", "origin"),
+                  {deck.real("grid", "hx"), deck.real("grid", "hy"), deck.real("grid", "hz")});
+  const std::array<double, 6> faces = {
+      deck.real("boundary", "x_low"), deck.real("boundary", "x_high"),
+      deck.real("boundary", "y_low"), deck.real("boundary", "y_high"),
+      deck.real("boundary", "z_low"), deck.real("boundary", "z_high")};
+  const Grid grid = s.problem.grid;
+  s.problem.boundary = [faces, grid](const Index3& p) {
+    for (int d = 0; d < 3; ++d)
+      if (!is_collapsed(grid, d)) {
+        if (p[d] == 0) return faces[2 * d];
+        if (p[d] == grid.points[d] - 1) return faces[2 * d + 1];
+      }
+    return 0.0;
+  };
+  const double rhs = deck.real("jacobi", "rhs");
+  if (rhs != 0) s.problem.rhs = [rhs](const Index3&) { return rhs; };
+  const double initial = deck.real("jacobi", "initial");
+  s.problem.initial = [initial](const Index3&) { return initial; };
+  s.stop = {deck.real("jacobi", "tolerance"), deck.integer("jacobi", "max_iterations"),
+            static_cast<int>(deck.integer("jacobi", "norm_every"))};
+  s.print_every = deck.integer("jacobi", "print_every");
+  s.repeats = static_cast<int>(deck.integer("run", "repeats"));
+  s.single_precision = deck.string("run", "precision") == "float";
+
+  const Layout layout = parse_layout(deck.string("kernel", "layout"));
+  s.requested_variant = deck.string("kernel", "variant");
+  s.requested_iterate = deck.string("kernel", "iterate");
+  // A 1D grid is contiguous along x in either layout: "auto" iterates it as layout left does.
+  const bool one_d = is_collapsed(grid, 1) && is_collapsed(grid, 2);
+  const IterOrder order = parse_iter_order(s.requested_iterate);
+  const Mapping mapping = resolve_mapping(
+      one_d && order == IterOrder::automatic ? Layout::left : layout, order, limits.gpu);
+  if (s.requested_variant == "auto") {
+    s.kernel = default_jacobi_kernel(limits, grid, layout, mapping);
+  } else {
+    s.kernel.layout = layout;
+    s.kernel.mapping = mapping;
+    s.kernel.tile = deck.integer3("kernel", "tile");
+    s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
+  }
+  s.kernel.norm = parse_norm_strategy(deck.string("jacobi", "norm"));
+  if (auto why = JacobiSolver<double, Kokkos::LayoutRight>::config_problem(grid, s.kernel, limits))
+    throw deck.error("kernel", "tile", "not valid on " + limits.backend + ": " + *why,
+                     limits.gpu
+                         ? "tiles with at most " + std::to_string(limits.max_threads_per_block) +
+                               " threads (or kernel.launch_bounds), at most " +
+                               format_triple({limits.max_block_dims[0], limits.max_block_dims[1],
+                                              limits.max_block_dims[2]}) +
+                               " per dimension and at most 65535 blocks along y and z"
+                         : "positive tile entries, or 0 for Kokkos' default");
+  return s;
+}
+
+namespace {
+
+template <class T, class KokkosLayout>
+JacobiVerification verify(const JacobiSetup& s) {
+  // Two iterations of the configured kernels (norm on both) against the host reference: the
+  // iterate bitwise; the error, a sum of N positive doubles summed in another order, within the
+  // worst-case bound of recursive summation, N eps relative.
+  JacobiVerification v;
+  JacobiSolver<T, KokkosLayout> solver(s.problem, s.kernel);
+  std::vector<T> values = solver.solution_host(), next;
+  std::vector<T> rhs;
+  if (s.problem.rhs) {
+    const Grid& g = s.problem.grid;
+    rhs.assign(values.size(), T(0));
+    std::size_t q = 0;
+    for (Index k = 0; k < g.points[2]; ++k)
+      for (Index j = 0; j < g.points[1]; ++j)
+        for (Index i = 0; i < g.points[0]; ++i, ++q)
+          if (!is_boundary(g, {i, j, k})) rhs[q] = static_cast<T>(s.problem.rhs({i, j, k}));
+  }
+  const double points = static_cast<double>(s.problem.grid.points[0]) * s.problem.grid.points[1] *
+                        s.problem.grid.points[2];
+  v.passed = true;
+  for (int it = 0; it < 2; ++it) {
+    const double error = *solver.iterate(true);
+    const double want =
+        std::sqrt(jacobi_reference_iteration(s.problem.grid, values, rhs, next) / points);
+    values.swap(next);
+    v.error_max_relative_diff =
+        std::max(v.error_max_relative_diff, std::abs(error - want) / std::max(want, 1e-300));
+    v.passed = v.passed && std::abs(error - want) <= std::max(points, 16.0) * 2.3e-16 * want;
+  }
+  const auto got = solver.solution_host();
+  for (std::size_t q = 0; q < got.size(); ++q) v.mismatches += got[q] != values[q];
+  v.passed = v.passed && v.mismatches == 0;
+  return v;
+}
+
+template <class T, class KokkosLayout>
+int run_typed(const JacobiSetup& s, const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+  const ExecLimits limits = default_exec_limits();
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const bool write_output = deck.boolean("output", "enabled");
+  std::string run_name = deck.string("run", "name");
+  if (run_name.empty()) run_name = std::filesystem::path(deck_path).stem().string();
+  std::filesystem::path dir;
+  if (write_output)
+    dir = prepare_run_directory(deck.string("output", "root"), run_name,
+                                deck.boolean("output", "overwrite"), comm);
+
+  const JacobiVerification verification = verify<T, KokkosLayout>(s);
+
+  // The solve, printing as the seed does.
+  JacobiSolver<T, KokkosLayout> solver(s.problem, s.kernel);
+  const auto start = std::chrono::steady_clock::now();
+  const JacobiResult result = solver.solve(s.stop, [&](std::int64_t iteration, double error) {
+    if (rank == 0 && s.print_every > 0 && iteration % s.print_every == 0)
+      std::cout << "Iteration = " << iteration << " error = " << error << std::endl;
+  });
+  Kokkos::fence();
+  const double solve_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (rank == 0) std::cout << (result.converged ? "Success!\n" : "Failure!\n");
+
+  // Time per iteration with and without the norm, on a fresh solver.
+  JacobiSolver<T, KokkosLayout> timed(s.problem, s.kernel);
+  const TimingStats with_norm = time_launches(2, s.repeats, [&] { timed.iterate(true); });
+  const TimingStats without_norm = time_launches(2, s.repeats, [&] { timed.iterate(false); });
+  const Grid& g = s.problem.grid;
+  const double points = static_cast<double>(g.points[0]) * g.points[1] * g.points[2];
+  const double bytes = 2 * points * sizeof(T);  // read the old iterate, write the new one
+  const CopyBandwidth copy =
+      measure_copy_bandwidth(static_cast<std::int64_t>(points), sizeof(T), 2, s.repeats);
+  const double norm_share = 1 - without_norm.median_s / with_norm.median_s;
+  const std::string precision = s.single_precision ? "float" : "double";
+
+  nlohmann::ordered_json summary = {
+      {"kernel", "jacobi"},
+      {"variant_requested", s.requested_variant},
+      {"layout", to_string(s.kernel.layout)},
+      {"iterate", s.requested_iterate},
+      {"mapping", s.kernel.mapping.describe()},
+      {"tile", s.kernel.tile},
+      {"launch_bounds", s.kernel.launch_bounds},
+      {"norm", to_string(s.kernel.norm)},
+      {"precision", precision},
+      {"grid", g.points},
+      {"spacing", g.spacing},
+      {"tolerance", s.stop.tolerance},
+      {"max_iterations", s.stop.max_iterations},
+      {"norm_every", s.stop.norm_every},
+      {"iterations", result.iterations},
+      {"error", result.error},
+      {"converged", result.converged},
+      {"solve_s", solve_s},
+      {"time_per_iteration_s", with_norm.median_s},
+      {"time_per_iteration_without_norm_s", without_norm.median_s},
+      {"norm_share", norm_share},
+      {"effective_gbs", bytes / with_norm.median_s * 1e-9},
+      {"effective_gbs_without_norm", bytes / without_norm.median_s * 1e-9},
+      {"copy_gbs", copy.gbs},
+      {"fom_ratio", bytes / with_norm.median_s * 1e-9 / copy.gbs},
+      {"verified", verification.passed},
+      {"verification",
+       {{"passed", verification.passed},
+        {"iterations", 2},
+        {"reference_bitwise", verification.mismatches == 0},
+        {"error_max_relative_diff", verification.error_max_relative_diff}}},
+      {"backend", limits.backend},
+      {"device", limits.device_name},
+      {"kokkos_version", kokkos_version_string()},
+      {"program_version", program_version},
+      {"deck", deck_path}};
+
+  std::optional<std::string> plot_problem;
+  if (write_output) {
+    const std::string resolved = deck.resolved_toml();
+    if (deck.boolean("output", "fields")) {
+      OutputSeries series(dir, run_name,
+                          {{"kernel", std::string("jacobi")},
+                           {"layout", to_string(s.kernel.layout)},
+                           {"precision", precision},
+                           {"norm", to_string(s.kernel.norm)},
+                           {"grid_dims", g.points},
+                           {"origin", g.origin},
+                           {"spacing", g.spacing},
+                           {"iterations", result.iterations},
+                           {"error", result.error},
+                           {"backend", limits.backend},
+                           {"kokkos_version", kokkos_version_string()},
+                           {"program_version", std::string(program_version)},
+                           {"deck", resolved}},
+                          comm);
+      const auto u = solver.solution_host();
+      series.write_step(result.iterations, static_cast<double>(result.iterations),
+                        {FieldData{"u", FieldGeometry{g.points, g.origin, g.spacing, g.owned},
+                                   u.data(), s.single_precision}});
+    }
+    if (rank == 0) {
+      std::ostringstream history;
+      history.precision(17);
+      history << "iteration,error\n";
+      for (const auto& h : result.history) history << h.iteration << "," << h.error << "\n";
+      write_file_atomically(dir / "history.csv", history.str());
+      if (!result.history.empty())
+        plot_problem = plot_csv({dir / "history.csv",
+                                 dir / "convergence.png",
+                                 "iteration",
+                                 {"error"},
+                                 "Jacobi convergence (" + run_name + ")",
+                                 "iteration",
+                                 "error sqrt(sum (u_new - u_old)^2 / N)",
+                                 true});
+      write_file_atomically(dir / "deck.toml", resolved);
+      write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
+    }
+  }
+
+  if (rank == 0) {
+    std::ostringstream out;
+    out << "kstencil " << program_version << " | jacobi | " << limits.backend << " on "
+        << limits.device_name << " (Kokkos " << kokkos_version_string() << ")\n"
+        << "  grid          " << g.points[0] << " x " << g.points[1] << " x " << g.points[2] << ", "
+        << precision << ", layout " << to_string(s.kernel.layout) << ", tile "
+        << format_triple(s.kernel.tile) << ", launch bounds "
+        << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none") << "\n"
+        << "  solve         " << result.iterations << " iterations, error "
+        << fmt("%.6g", result.error) << (result.converged ? " (converged)" : " (not converged)")
+        << ", " << fmt("%.4g", solve_s) << " s\n"
+        << "  iteration     " << fmt("%.4g", with_norm.median_s * 1e3) << " ms with the "
+        << to_string(s.kernel.norm) << " norm, " << fmt("%.4g", without_norm.median_s * 1e3)
+        << " ms without (norm share " << fmt("%.1f", 100 * norm_share) << "%); "
+        << fmt("%.1f", bytes / with_norm.median_s * 1e-9) << " GB/s; copy " << fmt("%.1f", copy.gbs)
+        << " GB/s\n"
+        << "  verification  " << (verification.passed ? "PASS" : "FAIL")
+        << " (2 iterations against the host reference: iterate "
+        << (verification.mismatches == 0 ? std::string("bitwise equal")
+                                         : std::to_string(verification.mismatches) + " differ")
+        << ", error within " << fmt("%.2g", verification.error_max_relative_diff) << " relative)\n";
+    if (write_output) out << "  output        " << dir.string() << "/\n";
+    std::fputs(out.str().c_str(), stdout);
+    if (plot_problem)
+      std::fprintf(stderr, "kstencil: convergence plot skipped: %s\n", plot_problem->c_str());
+    std::fflush(stdout);
+  }
+  return verification.passed ? 0 : 1;
+}
+
+}  // namespace
+
+int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  if (ranks > 1)
+    throw std::runtime_error("the Jacobi solver runs on one MPI rank for now (got " +
+                             std::to_string(ranks) + "); domain decomposition is not there yet");
+  const JacobiSetup setup = jacobi_setup_from_deck(deck, default_exec_limits());
+  if (setup.single_precision)
+    return setup.kernel.layout == Layout::left
+               ? run_typed<float, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
+               : run_typed<float, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
+  return setup.kernel.layout == Layout::left
+             ? run_typed<double, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
+             : run_typed<double, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
+}
+
+}  // namespace kstencil

@@ -1,0 +1,37 @@
+#pragma once
+// A Jacobi run as the driver does it: deck -> problem, kernel and stopping rule -> verification ->
+// solve (printing as seed 004 does) -> timing -> output and summary.
+#include <mpi.h>
+
+#include <string>
+
+#include "core/deck.hpp"
+#include "core/exec_space.hpp"
+#include "jacobi/jacobi.hpp"
+
+namespace kstencil {
+
+struct JacobiSetup {
+  JacobiProblem problem;
+  JacobiKernelConfig kernel;
+  JacobiStop stop;
+  std::int64_t print_every = 10;
+  int repeats = 20;
+  bool single_precision = false;
+  std::string requested_variant, requested_iterate;
+};
+
+struct JacobiVerification {
+  std::int64_t mismatches = 0;  // iterate values not bitwise equal to the host reference
+  double error_max_relative_diff = 0;
+  bool passed = false;
+};
+
+// The run the deck asks for on `limits`. Throws DeckError for what the schema alone cannot reject:
+// an axis of 2 points (no interior), a z axis without a y axis, a tile the device cannot run.
+JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits);
+
+// Runs the deck; returns the process exit status (0 verified, 1 verification failed).
+int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);
+
+}  // namespace kstencil

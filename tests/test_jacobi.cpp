@@ -1,0 +1,180 @@
+// Jacobi: fixed points, manufactured solutions, strategies, the seed's classic problem, reference.
+#include <catch2/catch_template_test_macros.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <cmath>
+#include <sstream>
+#include <vector>
+
+#include "jacobi/jacobi.hpp"
+
+using namespace kstencil;
+
+namespace {
+
+template <class T, class L>
+JacobiSolver<T, L> make(const JacobiProblem& p, NormStrategy norm,
+                        IterOrder order = IterOrder::automatic,
+                        std::array<std::int64_t, 3> tile = {0, 0, 0}, int bound = 0) {
+  JacobiKernelConfig c;
+  c.mapping = resolve_mapping(layout_of<L>(), order, false);
+  c.tile = tile;
+  c.launch_bounds = bound;
+  c.norm = norm;
+  return JacobiSolver<T, L>(p, c);
+}
+
+JacobiProblem linear_problem(Index3 n, Real3 h) {
+  JacobiProblem p;
+  p.grid = Grid::whole(n, {0, 0, 0}, h);
+  // Small integers and power-of-two spacings: every value and every step of the update is exact.
+  const auto linear = [](const Index3& q) { return 3.0 + 2.0 * q[0] - 1.0 * q[1] + 4.0 * q[2]; };
+  p.boundary = linear;
+  p.initial = linear;
+  return p;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("a linear field is a fixed point of Jacobi in 1D, 2D and 3D", "[jacobi]",
+                   Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  const Index3 shapes[] = {{9, 1, 1}, {7, 6, 1}, {5, 6, 7}};
+  for (const auto& n : shapes)
+    for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::atomic}) {
+      const JacobiProblem p = linear_problem(n, {0.5, 0.25, 1.0});
+      auto solver = make<double, TestType>(p, norm);
+      const auto before = solver.solution_host();
+      for (int it = 0; it < 3; ++it) CHECK(*solver.iterate(true) == 0.0);
+      CHECK(solver.solution_host() == before);
+    }
+}
+
+TEST_CASE("a manufactured Poisson solution is recovered at second order", "[jacobi]") {
+  // u = sin(pi x) sin(pi y) on the unit square, lap u = -2 pi^2 u, u = 0 on the boundary.
+  constexpr double pi = 3.14159265358979323846;
+  std::vector<double> errors;
+  for (Index n : {9, 17, 33}) {
+    const double h = 1.0 / (n - 1);
+    JacobiProblem p;
+    p.grid = Grid::whole({n, n, 1}, {0, 0, 0}, {h, h, 1});
+    const auto exact = [h](const Index3& q) {
+      return std::sin(pi * q[0] * h) * std::sin(pi * q[1] * h);
+    };
+    p.boundary = exact;
+    p.rhs = [&](const Index3& q) { return -2 * pi * pi * exact(q); };
+    auto solver = make<double, Kokkos::LayoutRight>(p, NormStrategy::reduce);
+    const auto result = solver.solve({1e-15, 200000, 1});
+    REQUIRE(result.converged);
+    const auto u = solver.solution_host();
+    double error = 0;
+    for (Index j = 0; j < n; ++j)
+      for (Index i = 0; i < n; ++i)
+        error = std::max(error, std::abs(u[i + n * j] - exact({i, j, 0})));
+    errors.push_back(error);
+  }
+  for (std::size_t r = 1; r < errors.size(); ++r) {
+    INFO("errors " << errors[r - 1] << " -> " << errors[r]);
+    CHECK(errors[r - 1] / errors[r] > 3.8);
+    CHECK(errors[r - 1] / errors[r] < 4.2);
+  }
+}
+
+TEST_CASE("reduce and atomic norms agree, and the iterates are bitwise equal", "[jacobi]") {
+  JacobiProblem p;
+  p.grid = Grid::whole({13, 11, 9}, {0, 0, 0}, {0.1, 0.2, 0.3});
+  p.boundary = [](const Index3& q) { return 1.0 + 0.1 * q[0] - 0.3 * q[2] * q[1]; };
+  p.rhs = [](const Index3& q) { return std::cos(0.3 * q[0] + q[1]); };
+  auto a = make<double, Kokkos::LayoutLeft>(p, NormStrategy::reduce);
+  auto b = make<double, Kokkos::LayoutLeft>(p, NormStrategy::atomic);
+  for (int it = 0; it < 20; ++it) {
+    const double x = *a.iterate(true), y = *b.iterate(true);
+    // Sums of 1287 positive terms in different orders: within 1287 eps relative.
+    CHECK(std::abs(x - y) <= 1287 * 2.3e-16 * x);
+  }
+  CHECK(a.solution_host() == b.solution_host());
+}
+
+TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host reference bitwise",
+                   "[jacobi]", float, double) {
+  using T = TestType;
+  JacobiProblem p;
+  p.grid = Grid::whole({12, 9, 7}, {0, 0, 0}, {0.1, 0.15, 0.2});
+  p.boundary = [](const Index3& q) { return std::sin(0.7 * q[0]) + q[1] - 0.5 * q[2]; };
+  p.rhs = [](const Index3& q) { return 0.25 * q[0] * q[1]; };
+  p.initial = [](const Index3& q) { return 0.01 * (q[0] + 2 * q[1] + 3 * q[2]); };
+  const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}};
+  std::size_t checked = 0;
+  auto check = [&](auto solver) {
+    std::vector<T> values = solver.solution_host(), next;
+    std::vector<T> rhs(values.size(), T(0));
+    for (Index k = 0; k < 7; ++k)
+      for (Index j = 0; j < 9; ++j)
+        for (Index i = 0; i < 12; ++i)
+          if (!is_boundary(p.grid, {i, j, k})) rhs[i + 12 * (j + 9 * k)] = T(p.rhs({i, j, k}));
+    for (int it = 0; it < 4; ++it) {
+      const double error = *solver.iterate(true);
+      const double want = std::sqrt(jacobi_reference_iteration(p.grid, values, rhs, next) / 756);
+      values.swap(next);
+      CHECK(std::abs(error - want) <= 756 * 2.3e-16 * want);
+    }
+    REQUIRE(solver.solution_host() == values);
+    ++checked;
+  };
+  for (IterOrder order : {IterOrder::left, IterOrder::right})
+    for (const auto& tile : tiles)
+      for (int bound : {0, 128})
+        for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::atomic}) {
+          check(make<T, Kokkos::LayoutLeft>(p, norm, order, tile, bound));
+          check(make<T, Kokkos::LayoutRight>(p, norm, order, tile, bound));
+        }
+  CHECK(checked == 48);
+}
+
+TEST_CASE("seed 004's classic problem prints the seed's history, whatever the layout and norm",
+          "[jacobi]") {
+  // 4194304 floats, ends at 5 and 10: the seed's published output, line by line.
+  const std::string seed =
+      "Iteration = 0 error = 0.00272958\n"
+      "Iteration = 10 error = 0.00034546\n"
+      "Iteration = 20 error = 0.000210903\n"
+      "Iteration = 30 error = 0.000157015\n"
+      "Iteration = 40 error = 0.000127122\n"
+      "Iteration = 50 error = 0.00010783\n";
+  JacobiProblem p;
+  p.grid = Grid::whole({4194304, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  p.boundary = [](const Index3& q) { return q[0] == 0 ? 5.0 : 10.0; };
+  for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::atomic}) {
+    for (bool left : {true, false}) {
+      std::ostringstream printed;
+      const auto on_error = [&](std::int64_t it, double error) {
+        if (it % 10 == 0) printed << "Iteration = " << it << " error = " << error << "\n";
+      };
+      JacobiResult result;
+      if (left)
+        result = make<float, Kokkos::LayoutLeft>(p, norm, IterOrder::left, {65536, 1, 1})
+                     .solve({1e-4, 1000, 1}, on_error);
+      else
+        result = make<float, Kokkos::LayoutRight>(p, norm, IterOrder::left, {65536, 1, 1})
+                     .solve({1e-4, 1000, 1}, on_error);
+      INFO("norm " << to_string(norm) << (left ? " layout left" : " layout right"));
+      CHECK(printed.str() == seed);
+      CHECK(result.converged);
+      CHECK(result.iterations == 57);
+    }
+  }
+}
+
+TEST_CASE("norm every k iterations computes the same errors at those iterations", "[jacobi]") {
+  JacobiProblem p;
+  p.grid = Grid::whole({64, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  p.boundary = [](const Index3& q) { return q[0] == 0 ? 1.0 : -2.0; };
+  auto every = make<double, Kokkos::LayoutRight>(p, NormStrategy::reduce);
+  auto third = make<double, Kokkos::LayoutRight>(p, NormStrategy::reduce);
+  const auto a = every.solve({1e-30, 30, 1});
+  const auto b = third.solve({1e-30, 30, 3});
+  REQUIRE(b.history.size() == 10);
+  for (const auto& h : b.history) {
+    CHECK(h.iteration % 3 == 0);
+    CHECK(h.error == a.history[h.iteration].error);
+  }
+  CHECK(every.solution_host() == third.solution_host());
+}
