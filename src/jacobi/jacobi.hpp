@@ -22,8 +22,9 @@
 namespace kstencil {
 
 enum class NormStrategy {
-  reduce,  // the norm in the update kernel, through Kokkos' hierarchical parallel_reduce
-  atomic   // every point atomically adds its square into one global value (the seed's baseline)
+  reduce,        // the norm in the update kernel: MDRange parallel_reduce (tile, launch bounds)
+  reduce_range,  // the same over a flat RangePolicy (Kokkos 3.4's MDRange reduce is slow on GPUs)
+  atomic         // every point atomically adds its square into one global value (seed's baseline)
 };
 NormStrategy parse_norm_strategy(const std::string& word);
 std::string to_string(NormStrategy strategy);

@@ -37,9 +37,10 @@ const Schema& jacobi_schema() {
            .min(0),
        Key("jacobi", "norm", T::string, R"("reduce")",
            "how the error is summed: reduce = Kokkos' hierarchical reduction in the update "
-           "kernel; atomic = one atomic add per point into one global value (the seed's naive "
-           "baseline)")
-           .choices({"reduce", "atomic"}),
+           "kernel (MDRange parallel_reduce: tile and launch bounds apply); reduce-range = the "
+           "same through a flat RangePolicy; atomic = one atomic add per point into one global "
+           "value (the seed's naive baseline)")
+           .choices({"reduce", "reduce-range", "atomic"}),
        Key("jacobi", "rhs", T::real, "0.0", "right-hand side f of lap u = f (0: Laplace)"),
        Key("jacobi", "initial", T::real, "0.0", "start value of the interior points")},
       {Key("boundary", "x_low", T::real, "0.0", "Dirichlet value on the x = first face"),

@@ -58,6 +58,23 @@ struct AtomicLoop {
   }
 };
 
+// The update over a flat index, the contiguous axis fastest (x for LayoutLeft, z for LayoutRight).
+template <class T, class KokkosLayout>
+struct FlatReduceLoop {
+  Update<T, KokkosLayout> update;
+  Kokkos::Array<int, 3> lo, extent;  // of the update box, local indices, per axis x y z
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t q, double& sum) const {
+    constexpr bool right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+    const int fast = right ? 2 : 0, slow = right ? 0 : 2;
+    const std::int64_t rest = q / extent[fast];
+    int p[3];
+    p[fast] = lo[fast] + static_cast<int>(q % extent[fast]);
+    p[1] = lo[1] + static_cast<int>(rest % extent[1]);
+    p[slow] = lo[slow] + static_cast<int>(rest / extent[1]);
+    sum += update(p[0], p[1], p[2]);
+  }
+};
+
 inline std::array<Index3, 2> policy_bounds(const Grid& grid, const Mapping& mapping) {
   const Box box = grid.to_local(jacobi_update_box(grid));
   return {to_policy_order(mapping, box.lo), to_policy_order(mapping, box.hi)};

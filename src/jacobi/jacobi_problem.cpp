@@ -7,12 +7,21 @@ namespace kstencil {
 
 NormStrategy parse_norm_strategy(const std::string& word) {
   if (word == "reduce") return NormStrategy::reduce;
+  if (word == "reduce-range") return NormStrategy::reduce_range;
   if (word == "atomic") return NormStrategy::atomic;
   throw std::invalid_argument("unknown norm strategy " + word);
 }
 
 std::string to_string(NormStrategy strategy) {
-  return strategy == NormStrategy::reduce ? "reduce" : "atomic";
+  switch (strategy) {
+    case NormStrategy::reduce:
+      return "reduce";
+    case NormStrategy::reduce_range:
+      return "reduce-range";
+    case NormStrategy::atomic:
+      return "atomic";
+  }
+  return "?";
 }
 
 bool is_collapsed(const Grid& grid, int axis) {
