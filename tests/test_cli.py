@@ -67,6 +67,15 @@ class Workdir(unittest.TestCase):
     def run_deck(self, text, *overrides):
         return run(["run", self.deck(text)] + list(overrides), cwd=self.dir)
 
+    def expect_error(self, deck_text, overrides, *fragments):
+        """Bad input: exit 2, a message with every fragment, nothing on stdout, no output."""
+        r = run(["run", self.deck(deck_text)] + overrides, cwd=self.dir)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        for fragment in fragments:
+            self.assertIn(fragment, r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
+
 
 class Commands(unittest.TestCase):
     def test_version(self):
@@ -229,15 +238,6 @@ class GoodRuns(Workdir):
 
 class BadDecks(Workdir):
     """Every bad input: a clear message naming file, key and allowed values; exit 2; no output."""
-
-    def expect_error(self, deck_text, overrides, *fragments):
-        path = self.deck(deck_text)
-        r = run(["run", path] + overrides, cwd=self.dir)
-        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-        self.assertEqual(r.stdout, "")
-        for fragment in fragments:
-            self.assertIn(fragment, r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
 
     def test_unknown_section(self):
         self.expect_error(SMALL_DECK + "[solver]\nx = 1\n", [], "deck.toml", "solver", "allowed")
@@ -448,12 +448,7 @@ class FdtdRuns(Workdir):
 
 class FdtdBadDecks(Workdir):
     def expect_error(self, overrides, *fragments):
-        r = run(["run", self.deck(FDTD_DECK)] + overrides, cwd=self.dir)
-        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-        self.assertEqual(r.stdout, "")
-        for fragment in fragments:
-            self.assertIn(fragment, r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
+        super().expect_error(FDTD_DECK, overrides, *fragments)
 
     def test_courant_at_or_above_the_stability_limit(self):
         for value in ("1.0", "1.5"):
@@ -579,12 +574,7 @@ class JacobiRuns(Workdir):
 
 class JacobiBadDecks(Workdir):
     def expect_error(self, overrides, *fragments):
-        r = run(["run", self.deck(JACOBI_2D)] + overrides, cwd=self.dir)
-        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
-        self.assertEqual(r.stdout, "")
-        for fragment in fragments:
-            self.assertIn(fragment, r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
+        super().expect_error(JACOBI_2D, overrides, *fragments)
 
     def test_axis_without_interior(self):
         self.expect_error(["grid.ny=2"], "[grid] ny", "1 (no y axis) or at least 3")

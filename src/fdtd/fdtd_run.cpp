@@ -10,6 +10,7 @@
 
 #include "core/output.hpp"
 #include "core/plot.hpp"
+#include "core/run_common.hpp"
 #include "core/timing.hpp"
 #include "kstencil/version.hpp"
 
@@ -18,12 +19,6 @@ namespace kstencil {
 namespace {
 
 const char* const component_names[6] = {"ex", "ey", "ez", "hx", "hy", "hz"};
-
-std::string fmt(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
 
 std::string point_text(const Real3& p) {
   return "[" + fmt("%g", p[0]) + ", " + fmt("%g", p[1]) + ", " + fmt("%g", p[2]) + "]";
@@ -138,14 +133,7 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
     s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
   }
   if (auto why = YeeSolver<double, Kokkos::LayoutRight>::config_problem(p, s.kernel, limits))
-    throw deck.error("kernel", "tile", "not valid on " + limits.backend + ": " + *why,
-                     limits.gpu
-                         ? "tiles with at most " + std::to_string(limits.max_threads_per_block) +
-                               " threads (or kernel.launch_bounds), at most " +
-                               format_triple({limits.max_block_dims[0], limits.max_block_dims[1],
-                                              limits.max_block_dims[2]}) +
-                               " per dimension and at most 65535 blocks along y and z"
-                         : "positive tile entries, or 0 for Kokkos' default");
+    throw tile_error(deck, limits, *why);
   return s;
 }
 
@@ -182,8 +170,7 @@ int run_typed(const FdtdSetup& s, const Deck& deck, const std::string& deck_path
   MPI_Comm_rank(comm, &rank);
   const bool write_output = deck.boolean("output", "enabled");
   const bool write_fields = write_output && deck.boolean("output", "fields");
-  std::string run_name = deck.string("run", "name");
-  if (run_name.empty()) run_name = std::filesystem::path(deck_path).stem().string();
+  const std::string run_name = run_name_of(deck, deck_path);
   std::filesystem::path dir;
   if (write_output)
     dir = prepare_run_directory(deck.string("output", "root"), run_name,
@@ -405,19 +392,13 @@ int run_typed(const FdtdSetup& s, const Deck& deck, const std::string& deck_path
 }  // namespace
 
 int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  if (ranks > 1)
-    throw std::runtime_error("the FDTD solver runs on one MPI rank for now (got " +
-                             std::to_string(ranks) + "); domain decomposition is not there yet");
+  require_one_rank(comm, "FDTD");
   const FdtdSetup setup = fdtd_setup_from_deck(deck, default_exec_limits());
-  if (setup.single_precision)
-    return setup.kernel.layout == Layout::left
-               ? run_typed<float, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
-               : run_typed<float, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
-  return setup.kernel.layout == Layout::left
-             ? run_typed<double, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
-             : run_typed<double, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
+  return run_with_types(setup.single_precision, setup.kernel.layout, [&](auto types) {
+    using Types = decltype(types);
+    return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,
+                                                                         comm);
+  });
 }
 
 }  // namespace kstencil

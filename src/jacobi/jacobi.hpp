@@ -92,6 +92,7 @@ class JacobiSolver {
   Grid grid_;
   JacobiKernelConfig config_;
   Field<T, KokkosLayout> old_, new_, rhs_;
+  Kokkos::View<double> atomic_total_;  // the atomic strategy's global sum
   bool has_rhs_ = false;
   T cx_, cy_, cz_, inverse_diagonal_;
 };

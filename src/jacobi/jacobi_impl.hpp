@@ -110,6 +110,7 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const JacobiProblem& problem,
     throw std::invalid_argument("Jacobi kernel configuration not valid on " + limits.backend +
                                 ": " + *why);
   old_ = allocate_field<T, KokkosLayout>("u_old", grid_);
+  atomic_total_ = Kokkos::View<double>("jacobi_norm");
   new_ = allocate_field<T, KokkosLayout>("u_new", grid_);
   has_rhs_ = static_cast<bool>(problem.rhs);
   rhs_ = allocate_field<T, KokkosLayout>("rhs", has_rhs_ ? grid_ : Grid::whole({1, 1, 1}, {}, {}));
@@ -170,10 +171,10 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
           Kokkos::parallel_reduce("kstencil::jacobi::update_reduce", policy,
                                   ReduceLoop<T, KokkosLayout, R>{update}, sum);
         } else {
-          Kokkos::View<double> total("jacobi_norm");
+          Kokkos::deep_copy(atomic_total_, 0.0);  // allocated once: no allocation per iteration
           Kokkos::parallel_for("kstencil::jacobi::update_atomic", policy,
-                               AtomicLoop<T, KokkosLayout, R>{update, total});
-          Kokkos::deep_copy(sum, total);
+                               AtomicLoop<T, KokkosLayout, R>{update, atomic_total_});
+          Kokkos::deep_copy(sum, atomic_total_);
         }
       });
   std::swap(old_, new_);

@@ -11,18 +11,13 @@
 
 #include "core/output.hpp"
 #include "core/plot.hpp"
+#include "core/run_common.hpp"
 #include "core/timing.hpp"
 #include "kstencil/version.hpp"
 
 namespace kstencil {
 
 namespace {
-
-std::string fmt(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
 
 // The backend's default tile: on GPUs 128 work items along the contiguous axis of the grid (the
 // last non-collapsed axis in layout right, x in layout left); on the host Kokkos' defaults, except
@@ -110,14 +105,7 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   }
   s.kernel.norm = parse_norm_strategy(deck.string("jacobi", "norm"));
   if (auto why = JacobiSolver<double, Kokkos::LayoutRight>::config_problem(grid, s.kernel, limits))
-    throw deck.error("kernel", "tile", "not valid on " + limits.backend + ": " + *why,
-                     limits.gpu
-                         ? "tiles with at most " + std::to_string(limits.max_threads_per_block) +
-                               " threads (or kernel.launch_bounds), at most " +
-                               format_triple({limits.max_block_dims[0], limits.max_block_dims[1],
-                                              limits.max_block_dims[2]}) +
-                               " per dimension and at most 65535 blocks along y and z"
-                         : "positive tile entries, or 0 for Kokkos' default");
+    throw tile_error(deck, limits, *why);
   return s;
 }
 
@@ -165,8 +153,7 @@ int run_typed(const JacobiSetup& s, const Deck& deck, const std::string& deck_pa
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const bool write_output = deck.boolean("output", "enabled");
-  std::string run_name = deck.string("run", "name");
-  if (run_name.empty()) run_name = std::filesystem::path(deck_path).stem().string();
+  const std::string run_name = run_name_of(deck, deck_path);
   std::filesystem::path dir;
   if (write_output)
     dir = prepare_run_directory(deck.string("output", "root"), run_name,
@@ -313,19 +300,13 @@ int run_typed(const JacobiSetup& s, const Deck& deck, const std::string& deck_pa
 }  // namespace
 
 int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  if (ranks > 1)
-    throw std::runtime_error("the Jacobi solver runs on one MPI rank for now (got " +
-                             std::to_string(ranks) + "); domain decomposition is not there yet");
+  require_one_rank(comm, "Jacobi");
   const JacobiSetup setup = jacobi_setup_from_deck(deck, default_exec_limits());
-  if (setup.single_precision)
-    return setup.kernel.layout == Layout::left
-               ? run_typed<float, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
-               : run_typed<float, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
-  return setup.kernel.layout == Layout::left
-             ? run_typed<double, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
-             : run_typed<double, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
+  return run_with_types(setup.single_precision, setup.kernel.layout, [&](auto types) {
+    using Types = decltype(types);
+    return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,
+                                                                         comm);
+  });
 }
 
 }  // namespace kstencil

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/output.hpp"
+#include "core/run_common.hpp"
 #include "core/timing.hpp"
 #include "kstencil/version.hpp"
 #include "laplacian/kernels.hpp"
@@ -82,17 +83,8 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
       s.kernel.parts =
           auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes, s.kernel.m);
   }
-  if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits)) {
-    std::string allowed =
-        limits.gpu ? "tiles (in policy order " + s.kernel.mapping.describe() + ") with at most " +
-                         std::to_string(limits.max_threads_per_block) +
-                         " threads (or kernel.launch_bounds), at most " +
-                         format_triple({limits.max_block_dims[0], limits.max_block_dims[1],
-                                        limits.max_block_dims[2]}) +
-                         " per dimension and at most 65535 blocks along y and z"
-                   : "positive tile entries, or 0 for Kokkos' default";
-    throw deck.error("kernel", "tile", "not valid on " + limits.backend + ": " + *problem, allowed);
-  }
+  if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits))
+    throw tile_error(deck, limits, *problem, s.kernel.mapping.describe());
   return s;
 }
 
@@ -118,12 +110,6 @@ double laplacian_bytes(const Index3& n, int element_bytes) {
   return (fetch + write) * element_bytes;
 }
 
-std::string fmt(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
-
 template <class T, class KokkosLayout>
 int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck_path,
               MPI_Comm comm) {
@@ -132,8 +118,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
   const bool write_output = deck.boolean("output", "enabled");
-  std::string run_name = deck.string("run", "name");
-  if (run_name.empty()) run_name = std::filesystem::path(deck_path).stem().string();
+  const std::string run_name = run_name_of(deck, deck_path);
   // Refuse an existing run folder before spending any time.
   std::filesystem::path dir;
   if (write_output)
@@ -304,21 +289,13 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
 }  // namespace
 
 int run_laplacian_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  // Every piece already works on a rank's owned box, but nothing splits the domain yet: refuse
-  // rather than have every rank compute and write the whole grid.
-  if (ranks > 1)
-    throw std::runtime_error("the Laplacian runs on one MPI rank for now (got " +
-                             std::to_string(ranks) + "); domain decomposition is not there yet");
+  require_one_rank(comm, "Laplacian");
   const LaplacianSetup setup = laplacian_setup_from_deck(deck, default_exec_limits());
-  if (setup.single_precision)
-    return setup.layout == Layout::left
-               ? run_typed<float, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
-               : run_typed<float, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
-  return setup.layout == Layout::left
-             ? run_typed<double, Kokkos::LayoutLeft>(setup, deck, deck_path, comm)
-             : run_typed<double, Kokkos::LayoutRight>(setup, deck, deck_path, comm);
+  return run_with_types(setup.single_precision, setup.layout, [&](auto types) {
+    using Types = decltype(types);
+    return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,
+                                                                         comm);
+  });
 }
 
 }  // namespace kstencil

@@ -1,0 +1,75 @@
+#pragma once
+// Plumbing every solver's run shares: the one-rank guard, the run name, the error text for tiles a
+// device cannot run, number formatting, and the dispatch from runtime precision and layout to the
+// typed run.
+#include <mpi.h>
+
+#include <Kokkos_Core.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+#include "core/deck.hpp"
+#include "core/exec_space.hpp"
+#include "core/mapping.hpp"
+
+namespace kstencil {
+
+// Every piece already works on a rank's owned box, but nothing splits the domain yet: refuse
+// rather than have every rank compute and write the whole grid.
+inline void require_one_rank(MPI_Comm comm, const std::string& solver) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  if (ranks > 1)
+    throw std::runtime_error("the " + solver + " solver runs on one MPI rank for now (got " +
+                             std::to_string(ranks) + "); domain decomposition is not there yet");
+}
+
+// [run] name, or the deck file's stem when it is empty.
+inline std::string run_name_of(const Deck& deck, const std::string& deck_path) {
+  const std::string name = deck.string("run", "name");
+  return name.empty() ? std::filesystem::path(deck_path).stem().string() : name;
+}
+
+// The DeckError for a kernel configuration `limits` cannot run (`why` from the solver's check);
+// `policy_order` names the policy dimensions the tile is given in, where that helps.
+inline DeckError tile_error(const Deck& deck, const ExecLimits& limits, const std::string& why,
+                            const std::string& policy_order = "") {
+  const std::string allowed =
+      limits.gpu
+          ? "tiles" + (policy_order.empty() ? "" : " (in policy order " + policy_order + ")") +
+                " with at most " + std::to_string(limits.max_threads_per_block) +
+                " threads (or kernel.launch_bounds), at most " +
+                format_triple({limits.max_block_dims[0], limits.max_block_dims[1],
+                               limits.max_block_dims[2]}) +
+                " per dimension and at most 65535 blocks along y and z"
+          : "positive tile entries, or 0 for Kokkos' default";
+  return deck.error("kernel", "tile", "not valid on " + limits.backend + ": " + why, allowed);
+}
+
+// printf-style formatting of one number, for summaries.
+inline std::string fmt(const char* format, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  return buffer;
+}
+
+// The value type and View layout of a typed run.
+template <class T, class KokkosLayout>
+struct RunTypes {
+  using value_type = T;
+  using layout = KokkosLayout;
+};
+
+// Calls run(RunTypes<T, KokkosLayout>{}) for the run's precision and layout.
+template <class Run>
+int run_with_types(bool single_precision, Layout layout, Run&& run) {
+  if (single_precision)
+    return layout == Layout::left ? run(RunTypes<float, Kokkos::LayoutLeft>{})
+                                  : run(RunTypes<float, Kokkos::LayoutRight>{});
+  return layout == Layout::left ? run(RunTypes<double, Kokkos::LayoutLeft>{})
+                                : run(RunTypes<double, Kokkos::LayoutRight>{});
+}
+
+}  // namespace kstencil
