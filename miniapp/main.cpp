@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 
+#include "cg/cg_run.hpp"
 #include "core/deck.hpp"
 #include "core/deck_keys.hpp"
 #include "core/exec_space.hpp"
@@ -15,11 +16,11 @@
 #include "core/timing.hpp"
 #include "fdtd/fdtd_deck.hpp"
 #include "fdtd/fdtd_run.hpp"
-#include "jacobi/jacobi_deck.hpp"
 #include "jacobi/jacobi_run.hpp"
 #include "kstencil/version.hpp"
 #include "laplacian/laplacian_deck.hpp"
 #include "laplacian/laplacian_run.hpp"
+#include "poisson/poisson_deck.hpp"
 
 namespace {
 
@@ -34,7 +35,8 @@ const std::map<std::string, Solver>& solvers() {
   static const std::map<std::string, Solver> registry = {
       {"laplacian", {laplacian_schema, run_laplacian_deck}},
       {"fdtd", {fdtd_schema, run_fdtd_deck}},
-      {"jacobi", {jacobi_schema, run_jacobi_deck}}};
+      {"jacobi", {jacobi_schema, run_jacobi_deck}},
+      {"cg", {cg_schema, run_cg_deck}}};
   return registry;
 }
 

@@ -118,9 +118,6 @@ if [[ ! -f "$kokkos_src/CMakeLists.txt" || ! -f "$kk_src/CMakeLists.txt" ]]; the
 fi
 
 prefix="$deps/$backend"
-stamp="$prefix/.kstencil-bootstrap-done"
-[[ -f "$stamp" ]] && exit 0
-
 jobs=$(nproc)
 kokkos_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ENABLE_SERIAL=ON
   -DKokkos_ENABLE_TESTS=OFF -DCMAKE_CXX_STANDARD=17)
@@ -144,12 +141,6 @@ hip)
   ;;
 esac
 
-build="$deps/build-$backend"
-rm -rf "$build"
-cmake -S "$kokkos_src" -B "$build/kokkos" "${compiler[@]}" "${kokkos_flags[@]}" >"$deps/kokkos-$backend.log"
-cmake --build "$build/kokkos" -j "$jobs" >>"$deps/kokkos-$backend.log"
-cmake --install "$build/kokkos" >>"$deps/kokkos-$backend.log"
-
 # Explicit instantiation off: kstencil instantiates what it uses (default ETI for CUDA takes >30 min).
 kk_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ROOT="$prefix"
   -DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_ENABLE_TESTS=OFF
@@ -159,10 +150,24 @@ kk_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_R
   -DKokkosKernels_INST_OFFSET_INT=OFF -DKokkosKernels_INST_OFFSET_SIZE_T=OFF
   -DKokkosKernels_INST_LAYOUTLEFT=OFF -DKokkosKernels_INST_LAYOUTRIGHT=OFF
   -DKokkosKernels_INST_EXECSPACE_OPENMP=OFF -DKokkosKernels_INST_EXECSPACE_SERIAL=OFF
-  -DKokkosKernels_INST_EXECSPACE_CUDA=OFF -DKokkosKernels_INST_MEMSPACE_CUDAUVMSPACE=OFF)
+  -DKokkosKernels_INST_EXECSPACE_CUDA=OFF -DKokkosKernels_INST_MEMSPACE_CUDAUVMSPACE=OFF
+  # Kokkos Kernels' own kernels, not cuBLAS/cuSPARSE: those libraries are hundreds of MB, and a GPU
+  # build carried to a machine with another CUDA major would not find them.
+  -DKokkosKernels_ENABLE_TPL_CUBLAS=OFF -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF)
+
+# The stamp records the configuration it was built with: a changed one rebuilds.
+stamp="$prefix/.kstencil-bootstrap-done"
+configuration=$(printf '%s\n' "$backend" "${compiler[@]}" "${kokkos_flags[@]}" "${kk_flags[@]}")
+[[ -f "$stamp" && "$(cat "$stamp")" == "$configuration" ]] && exit 0
+build="$deps/build-$backend"
+rm -rf "$build"
+cmake -S "$kokkos_src" -B "$build/kokkos" "${compiler[@]}" "${kokkos_flags[@]}" >"$deps/kokkos-$backend.log"
+cmake --build "$build/kokkos" -j "$jobs" >>"$deps/kokkos-$backend.log"
+cmake --install "$build/kokkos" >>"$deps/kokkos-$backend.log"
+
 cmake -S "$kk_src" -B "$build/kk" "${compiler[@]}" "${kk_flags[@]}" >"$deps/kokkos-kernels-$backend.log"
 cmake --build "$build/kk" -j "$jobs" >>"$deps/kokkos-kernels-$backend.log"
 cmake --install "$build/kk" >>"$deps/kokkos-kernels-$backend.log"
 rm -rf "$build"
-touch "$stamp"
+echo "$configuration" >"$stamp"
 echo "bootstrap: Kokkos + Kokkos Kernels 3.4.01 ($backend) installed in $prefix"

@@ -523,7 +523,7 @@ root = "out"
 
 class JacobiRuns(Workdir):
     def test_classic_deck_prints_the_seeds_output(self):
-        for norm in ("reduce", "atomic"):
+        for norm in ("reduce", "reduce-range", "atomic", "kokkos-kernels"):
             r = run(["run", os.path.join(SOURCE, "inputs", "jacobi_1d.toml"),
                      f"output.root={self.dir}", f"jacobi.norm={norm}", "output.overwrite=true",
                      "run.repeats=3"], cwd=self.dir)
@@ -570,6 +570,85 @@ class JacobiRuns(Workdir):
                            capture_output=True, text=True, timeout=600)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("PASS (1 arrays over 1 time steps)", r.stdout)
+
+
+class CgRuns(Workdir):
+    def test_same_deck_with_cg_and_jacobi(self):
+        """One deck, two solvers: CG reaches Jacobi's tolerance in far fewer iterations and the two
+        solutions agree to within what that tolerance allows."""
+        results = {}
+        for solver in ("cg", "jacobi"):
+            r = self.run_deck(JACOBI_2D, f"run.solver={solver}", "cg.tolerance=1e-9",
+                              "jacobi.tolerance=1e-9", "jacobi.max_iterations=20000",
+                              f"run.name={solver}", "run.repeats=2")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("Success!", r.stdout)
+            self.assertIn("verification  PASS", r.stdout)
+            folder = os.path.join(self.dir, "out", solver)
+            with open(os.path.join(folder, "summary.json")) as f:
+                summary = json.load(f)
+            self.assertEqual(summary["kernel"], solver)
+            self.assertTrue(summary["converged"] and summary["verified"])
+            self.assertLessEqual(summary["error"], 1e-9)
+            history = np.genfromtxt(os.path.join(folder, "history.csv"), delimiter=",", names=True)
+            self.assertAlmostEqual(history["error"][-1], summary["error"], delta=1e-15)
+            self.assertTrue(os.path.exists(os.path.join(folder, "convergence.png")))
+            with h5py.File(os.path.join(folder, f"{solver}_{summary['iterations']:06d}.h5"),
+                           "r") as h5:
+                results[solver] = (summary, h5["u"][...][0])
+        cg, jacobi = results["cg"], results["jacobi"]
+        # Printed errors: CG's first line is the initial residual, the same as Jacobi's first.
+        self.assertAlmostEqual(cg[0]["true_error"], cg[0]["error"], delta=1e-12)
+        self.assertLess(cg[0]["iterations"] * 10, jacobi[0]["iterations"])
+        # ||u - u*|| <= error d sqrt(N) / lambda_min for each: d = 4 / h^2 = 1600, N = 273 and
+        # lambda_min = 4 / h^2 (sin^2(pi / 40) + sin^2(pi / 24)) = 37.1, so 7.1e-7 each for 1e-9.
+        self.assertLess(np.max(np.abs(cg[1] - jacobi[1])), 1.5e-6)
+        self.assertGreater(np.max(np.abs(cg[1] - jacobi[1])), 0)
+
+    def test_cg_output_opens_in_paraview(self):
+        r = self.run_deck(JACOBI_2D, "run.solver=cg", "cg.tolerance=1e-6")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        folder = os.path.join(self.dir, "out", "plate")
+        with open(os.path.join(folder, "summary.json")) as f:
+            summary = json.load(f)
+        with h5py.File(os.path.join(folder, f"plate_{summary['iterations']:06d}.h5"), "r") as h5:
+            u = h5["u"][...][0]
+            self.assertEqual(h5.attrs["kernel"], b"cg" if isinstance(h5.attrs["kernel"], bytes)
+                             else "cg")
+        lap = u[1:-1, :-2] + u[1:-1, 2:] + u[:-2, 1:-1] + u[2:, 1:-1] - 4 * u[1:-1, 1:-1]
+        self.assertLess(np.max(np.abs(lap)), 1e-3)
+        if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
+            return
+        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
+                            os.path.join(SOURCE, "tests", "paraview_check.py"),
+                            os.path.join(folder, "plate.xdmf")],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("PASS (1 arrays over 1 time steps)", r.stdout)
+
+    def test_keys_lists_cg_keys(self):
+        r = run(["keys", "cg"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for key in ("| `[cg]` | `tolerance` |", "| `[poisson]` | `rhs` |", '`"cg"`'):
+            self.assertIn(key, r.stdout)
+
+
+class CgBadDecks(Workdir):
+    def expect_error(self, overrides, *fragments):
+        super().expect_error(JACOBI_2D, ["run.solver=cg"] + overrides, *fragments)
+
+    def test_tolerance_must_be_positive(self):
+        self.expect_error(["cg.tolerance=-1"], "[cg] tolerance", "real > 0")
+
+    def test_iterations_must_be_positive(self):
+        self.expect_error(["cg.max_iterations=0"], "[cg] max_iterations", "integer >= 1")
+
+    def test_matrix_too_large_for_int_rows(self):
+        self.expect_error(["grid.nx=70000", "grid.ny=70000", "grid.nz=3"], "[grid] nx",
+                          "int row indices", "at most 2147483647")
+
+    def test_problem_keys_moved_to_poisson(self):
+        self.expect_error(["jacobi.rhs=1.0"], "[jacobi] rhs")
 
 
 class JacobiBadDecks(Workdir):

@@ -57,7 +57,7 @@ class Key {
 
 // The solvers a deck may name in [run] solver.
 inline const std::vector<std::string>& solver_names() {
-  static const std::vector<std::string> names = {"laplacian", "fdtd", "jacobi"};
+  static const std::vector<std::string> names = {"laplacian", "fdtd", "jacobi", "cg"};
   return names;
 }
 

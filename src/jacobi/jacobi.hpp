@@ -1,9 +1,6 @@
 #pragma once
-// Jacobi iteration for the Laplace/Poisson equation (seed 004) on 1D, 2D or 3D grids.
-//
-// Points (i, j, k) with x = origin + i hx, ...; an axis with one point is collapsed (a 1D grid is
-// nx x 1 x 1, a 2D grid nx x ny x 1). Boundary points (index 0 or n-1 along a non-collapsed axis)
-// hold Dirichlet values; interior points are updated from the old iterate:
+// Jacobi iteration for the Poisson problem (poisson.hpp; seed 004) on 1D, 2D or 3D grids. Interior
+// points are updated from the old iterate:
 //   u_new = (sum_d (u(-e_d) + u(+e_d)) / h_d^2 - rhs) / (sum_d 2 / h_d^2)      (lap u = rhs)
 // which in 1D with h = 1 and rhs = 0 is the seed's u_new = 0.5 (u_left + u_right). The error of an
 // iteration is the seed's sqrt(sum (u_new - u_old)^2 / N), N = every point of the grid.
@@ -18,13 +15,16 @@
 #include "core/field.hpp"
 #include "core/grid.hpp"
 #include "core/mapping.hpp"
+#include "poisson/poisson.hpp"
 
 namespace kstencil {
 
 enum class NormStrategy {
-  reduce,        // the norm in the update kernel: MDRange parallel_reduce (tile, launch bounds)
-  reduce_range,  // the same over a flat RangePolicy (Kokkos 3.4's MDRange reduce is slow on GPUs)
-  atomic         // every point atomically adds its square into one global value (seed's baseline)
+  reduce,         // the norm in the update kernel: MDRange parallel_reduce (tile, launch bounds)
+  reduce_range,   // the same over a flat RangePolicy (Kokkos 3.4's MDRange reduce is slow on GPUs)
+  atomic,         // every point atomically adds its square into one global value (seed's baseline)
+  kokkos_kernels  // the update kernel, then KokkosBlas::update (the difference) and
+                  // KokkosBlas::nrm2
 };
 NormStrategy parse_norm_strategy(const std::string& word);
 std::string to_string(NormStrategy strategy);
@@ -37,43 +37,23 @@ struct JacobiKernelConfig {
   NormStrategy norm = NormStrategy::reduce;
 };
 
-// The problem: a grid, boundary values and a right-hand side, both given as functions of the
-// global point (evaluated on the host once, at set-up).
-struct JacobiProblem {
-  Grid grid;
-  std::function<double(const Index3&)> boundary;  // value at a boundary point
-  std::function<double(const Index3&)> rhs;       // right-hand side at an interior point; empty = 0
-  std::function<double(const Index3&)> initial;   // interior start value; empty = 0
-};
-
-bool is_collapsed(const Grid& grid, int axis);
-bool is_boundary(const Grid& grid, const Index3& p);
-// Points updated by an iteration: the interior along non-collapsed axes.
-Box jacobi_update_box(const Grid& grid);
-
 struct JacobiStop {
   double tolerance = 1e-4;
   std::int64_t max_iterations = 1000;
   int norm_every = 1;  // compute the error every k iterations (k = 1: every one)
 };
 
-struct JacobiHistoryEntry {
-  std::int64_t iteration;
-  double error;
-};
-
-struct JacobiResult {
-  std::int64_t iterations = 0;  // iterations done
-  double error = 0;             // last computed error
-  bool converged = false;       // error <= tolerance within max_iterations (the seed's Success)
-  std::vector<JacobiHistoryEntry> history;  // every computed error
-};
+// The backend's default kernel: on GPUs 128 work items along the contiguous axis of the grid with
+// launch bounds 128; on the host Kokkos' tiles, except long x tiles for 1D grids (Kokkos' default
+// host tile cuts a 1D range into pieces of two points).
+JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
+                                         const Mapping& mapping);
 
 // Fields and iteration on the default execution space.
 template <class T, class KokkosLayout>
 class JacobiSolver {
  public:
-  JacobiSolver(const JacobiProblem& problem, const JacobiKernelConfig& config);
+  JacobiSolver(const PoissonProblem& problem, const JacobiKernelConfig& config);
   static std::optional<std::string> config_problem(const Grid& grid,
                                                    const JacobiKernelConfig& config,
                                                    const ExecLimits& limits);
@@ -81,8 +61,8 @@ class JacobiSolver {
   std::optional<double> iterate(bool norm);
   // Iterates until the error is at most the tolerance or max_iterations are done, calling
   // on_error(iteration, error) for each computed error (the seed's loop, with norm_every).
-  JacobiResult solve(const JacobiStop& stop,
-                     const std::function<void(std::int64_t, double)>& on_error = {});
+  SolveResult solve(const JacobiStop& stop,
+                    const std::function<void(std::int64_t, double)>& on_error = {});
   // The current iterate over the whole grid, x fastest (host memory).
   std::vector<T> solution_host() const;
   const Grid& grid() const { return grid_; }
@@ -93,6 +73,7 @@ class JacobiSolver {
   JacobiKernelConfig config_;
   Field<T, KokkosLayout> old_, new_, rhs_;
   Kokkos::View<double> atomic_total_;  // the atomic strategy's global sum
+  Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old
   bool has_rhs_ = false;
   T cx_, cy_, cz_, inverse_diagonal_;
 };

@@ -1,5 +1,8 @@
 #pragma once
 // JacobiSolver definitions; included by one file per precision.
+#include <KokkosBlas1_nrm2.hpp>
+#include <KokkosBlas1_update.hpp>
+#include <Kokkos_Core.hpp>  // first: Kokkos Kernels 3.4 headers do not include it
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -76,7 +79,7 @@ struct FlatReduceLoop {
 };
 
 inline std::array<Index3, 2> policy_bounds(const Grid& grid, const Mapping& mapping) {
-  const Box box = grid.to_local(jacobi_update_box(grid));
+  const Box box = grid.to_local(interior_box(grid));
   return {to_policy_order(mapping, box.lo), to_policy_order(mapping, box.hi)};
 }
 
@@ -101,7 +104,7 @@ std::optional<std::string> JacobiSolver<T, KokkosLayout>::config_problem(
 }
 
 template <class T, class KokkosLayout>
-JacobiSolver<T, KokkosLayout>::JacobiSolver(const JacobiProblem& problem,
+JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem,
                                             const JacobiKernelConfig& config)
     : grid_(problem.grid), config_(config) {
   config_.layout = layout_of<KokkosLayout>();
@@ -109,38 +112,20 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const JacobiProblem& problem,
   if (auto why = config_problem(grid_, config_, limits))
     throw std::invalid_argument("Jacobi kernel configuration not valid on " + limits.backend +
                                 ": " + *why);
-  old_ = allocate_field<T, KokkosLayout>("u_old", grid_);
-  atomic_total_ = Kokkos::View<double>("jacobi_norm");
+  const auto fields = make_poisson_fields<T, KokkosLayout>(problem);
+  old_ = fields.u;
+  rhs_ = fields.rhs;
+  has_rhs_ = fields.has_rhs;
   new_ = allocate_field<T, KokkosLayout>("u_new", grid_);
-  has_rhs_ = static_cast<bool>(problem.rhs);
-  rhs_ = allocate_field<T, KokkosLayout>("rhs", has_rhs_ ? grid_ : Grid::whole({1, 1, 1}, {}, {}));
-  // Boundary values, start values and the right-hand side are set on the host once.
-  auto host = Kokkos::create_mirror_view(old_);
-  auto host_rhs = Kokkos::create_mirror_view(rhs_);
-  const Index3& n = grid_.points;
-  for (Index k = 0; k < n[2]; ++k)
-    for (Index j = 0; j < n[1]; ++j)
-      for (Index i = 0; i < n[0]; ++i) {
-        const Index3 p{i, j, k};
-        const bool edge = is_boundary(grid_, p);
-        host(i, j, k) = static_cast<T>(edge ? problem.boundary(p)
-                                            : (problem.initial ? problem.initial(p) : 0.0));
-        if (has_rhs_) host_rhs(i, j, k) = static_cast<T>(edge ? 0.0 : problem.rhs(p));
-      }
-  Kokkos::deep_copy(old_, host);
-  Kokkos::deep_copy(new_, host);
-  if (has_rhs_) Kokkos::deep_copy(rhs_, host_rhs);
-  double diagonal = 0;
-  T c[3];
-  for (int d = 0; d < 3; ++d) {
-    const double h2 = grid_.spacing[d] * grid_.spacing[d];
-    c[d] = is_collapsed(grid_, d) ? T(0) : static_cast<T>(1 / h2);
-    if (!is_collapsed(grid_, d)) diagonal += 2 / h2;
-  }
-  cx_ = c[0];
-  cy_ = c[1];
-  cz_ = c[2];
-  inverse_diagonal_ = static_cast<T>(1 / diagonal);
+  Kokkos::deep_copy(new_, old_);  // the boundary values, which no iteration writes
+  atomic_total_ = Kokkos::View<double>("jacobi_norm");
+  if (config_.norm == NormStrategy::kokkos_kernels)
+    difference_ = allocate_field<T, KokkosLayout>("u_new - u_old", grid_);
+  const PoissonCoefficients coefficients = poisson_coefficients(grid_);
+  cx_ = static_cast<T>(coefficients.c[0]);
+  cy_ = static_cast<T>(coefficients.c[1]);
+  cz_ = static_cast<T>(coefficients.c[2]);
+  inverse_diagonal_ = static_cast<T>(1 / coefficients.diagonal);
 }
 
 template <class T, class KokkosLayout>
@@ -159,34 +144,51 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
   const auto bounds = policy_bounds(grid_, config_.mapping);
   const auto tile = to_policy_order(config_.mapping, config_.tile);
   double sum = 0;
-  dispatch_traits(
-      config_.mapping, config_.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
-        constexpr bool R = decltype(reversed)::value;
-        const auto policy = make_policy<decltype(iterate)::value, decltype(bound)::value>(
-            bounds[0], bounds[1], tile);
-        if (!norm) {
-          Kokkos::parallel_for("kstencil::jacobi::update", policy,
-                               PlainLoop<T, KokkosLayout, R>{update});
-        } else if (config_.norm == NormStrategy::reduce) {
-          Kokkos::parallel_reduce("kstencil::jacobi::update_reduce", policy,
-                                  ReduceLoop<T, KokkosLayout, R>{update}, sum);
-        } else {
-          Kokkos::deep_copy(atomic_total_, 0.0);  // allocated once: no allocation per iteration
-          Kokkos::parallel_for("kstencil::jacobi::update_atomic", policy,
-                               AtomicLoop<T, KokkosLayout, R>{update, atomic_total_});
-          Kokkos::deep_copy(sum, atomic_total_);
-        }
-      });
+  if (norm && config_.norm == NormStrategy::reduce_range) {
+    const Box box = grid_.to_local(interior_box(grid_));
+    FlatReduceLoop<T, KokkosLayout> loop{update, {}, {}};
+    for (int d = 0; d < 3; ++d) {
+      loop.lo[d] = static_cast<int>(box.lo[d]);
+      loop.extent[d] = static_cast<int>(box.hi[d] - box.lo[d]);
+    }
+    Kokkos::parallel_reduce("kstencil::jacobi::update_reduce_range",
+                            Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, box.size()),
+                            loop, sum);
+  } else {
+    dispatch_traits(
+        config_.mapping, config_.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+          constexpr bool R = decltype(reversed)::value;
+          const auto policy = make_policy<decltype(iterate)::value, decltype(bound)::value>(
+              bounds[0], bounds[1], tile);
+          if (!norm || config_.norm == NormStrategy::kokkos_kernels) {
+            Kokkos::parallel_for("kstencil::jacobi::update", policy,
+                                 PlainLoop<T, KokkosLayout, R>{update});
+          } else if (config_.norm == NormStrategy::reduce) {
+            Kokkos::parallel_reduce("kstencil::jacobi::update_reduce", policy,
+                                    ReduceLoop<T, KokkosLayout, R>{update}, sum);
+          } else {                                  // atomic (reduce-range is launched above)
+            Kokkos::deep_copy(atomic_total_, 0.0);  // allocated once: no allocation per iteration
+            Kokkos::parallel_for("kstencil::jacobi::update_atomic", policy,
+                                 AtomicLoop<T, KokkosLayout, R>{update, atomic_total_});
+            Kokkos::deep_copy(sum, atomic_total_);
+          }
+        });
+  }
+  if (norm && config_.norm == NormStrategy::kokkos_kernels) {
+    // Kokkos Kernels accumulates in the field's type: in float, float sums.
+    KokkosBlas::update(T(1), flat(new_), T(-1), flat(old_), T(0), flat(difference_));
+    const double length = KokkosBlas::nrm2(flat(difference_));
+    sum = length * length;
+  }
   std::swap(old_, new_);
   if (!norm) return std::nullopt;
-  const double points = static_cast<double>(grid_.points[0]) * grid_.points[1] * grid_.points[2];
-  return std::sqrt(sum / points);
+  return std::sqrt(sum / point_count(grid_));
 }
 
 template <class T, class KokkosLayout>
-JacobiResult JacobiSolver<T, KokkosLayout>::solve(
+SolveResult JacobiSolver<T, KokkosLayout>::solve(
     const JacobiStop& stop, const std::function<void(std::int64_t, double)>& on_error) {
-  JacobiResult result;
+  SolveResult result;
   double error = std::numeric_limits<double>::max();
   std::int64_t iteration = 0;
   while (error > stop.tolerance && iteration < stop.max_iterations) {
@@ -216,17 +218,13 @@ double jacobi_reference_iteration(const Grid& grid, const std::vector<T>& old_va
   const auto at = [&](Index i, Index j, Index k) {
     return static_cast<std::size_t>(i + n[0] * (j + n[1] * k));
   };
-  T c[3];
-  double diagonal = 0;
-  for (int d = 0; d < 3; ++d) {
-    const double h2 = grid.spacing[d] * grid.spacing[d];
-    c[d] = is_collapsed(grid, d) ? T(0) : static_cast<T>(1 / h2);
-    if (!is_collapsed(grid, d)) diagonal += 2 / h2;
-  }
-  const T inverse_diagonal = static_cast<T>(1 / diagonal);
+  const PoissonCoefficients coefficients = poisson_coefficients(grid);
+  const T c[3] = {static_cast<T>(coefficients.c[0]), static_cast<T>(coefficients.c[1]),
+                  static_cast<T>(coefficients.c[2])};
+  const T inverse_diagonal = static_cast<T>(1 / coefficients.diagonal);
   new_values = old_values;
   double sum = 0;
-  const Box box = jacobi_update_box(grid);
+  const Box box = interior_box(grid);
   for (Index k = box.lo[2]; k < box.hi[2]; ++k)
     for (Index j = box.lo[1]; j < box.hi[1]; ++j)
       for (Index i = box.lo[0]; i < box.hi[0]; ++i) {

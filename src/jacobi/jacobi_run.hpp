@@ -12,7 +12,7 @@
 namespace kstencil {
 
 struct JacobiSetup {
-  JacobiProblem problem;
+  PoissonProblem problem;
   JacobiKernelConfig kernel;
   JacobiStop stop;
   std::int64_t print_every = 10;

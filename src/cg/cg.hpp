@@ -1,0 +1,65 @@
+#pragma once
+// Conjugate gradients for the Poisson problem (poisson.hpp), built from Kokkos Kernels: the
+// operator assembled as a CrsMatrix, KokkosSparse::spmv, and KokkosBlas dot, axpby and nrm2.
+//
+// A is symmetric positive definite on the interior. CG starts from u0 (boundary values, start
+// values inside): r0 = b - A u0 is zero on the boundary, so every search direction is too, and the
+// iteration is CG on the interior unknowns with the boundary values moved to the right-hand side.
+// Its error after k iterations is ||r_k|| / (d sqrt(N)), the measure Jacobi's error has.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/exec_space.hpp"
+#include "jacobi/jacobi.hpp"
+#include "poisson/operator.hpp"
+#include "poisson/poisson.hpp"
+
+namespace kstencil {
+
+struct CgStop {
+  double tolerance = 1e-4;
+  std::int64_t max_iterations = 1000;
+};
+
+template <class T, class KokkosLayout>
+class CgSolver {
+ public:
+  explicit CgSolver(const PoissonProblem& problem);
+  // Iterates until the error is at most the tolerance or max_iterations are done, calling
+  // on_error(k, error) for the error after k = 0, 1, ... iterations.
+  SolveResult solve(const CgStop& stop,
+                    const std::function<void(std::int64_t, double)>& on_error = {});
+  // ||b - A u|| / (d sqrt(N)) recomputed from the current u (CG's recursive residual drifts from
+  // it in floating point), and ||b - A u|| / ||b||.
+  double true_error() const;
+  double relative_residual() const;
+  // The current iterate over the whole grid, x fastest (host memory).
+  std::vector<T> solution_host() const;
+  const PoissonMatrix<T>& matrix() const { return a_; }
+  // Bytes one iteration moves at least: the matrix once, and the vectors each kernel reads/writes.
+  double bytes_per_iteration() const;
+
+ private:
+  double residual_norm() const;  // ||b - A u||, through a scratch vector
+
+  Grid grid_;
+  PoissonCoefficients coefficients_;
+  PoissonMatrix<T> a_;
+  Field<T, KokkosLayout> u_, b_, r_, p_, ap_;
+};
+
+// The assembled operator against the matrix-free Jacobi kernel on random fields: one Jacobi update
+// of u (with a random right-hand side) must equal u + (b - spmv(A, u)) / d at every point within
+// the rounding bound of the two evaluations (see the definition). Fails on a wrong entry, column
+// or row order; says nothing about speed.
+struct OperatorCheck {
+  double max_bound_ratio = 0;  // max over points of |difference| / bound
+  std::int64_t violations = 0;
+  bool passed = false;
+};
+template <class T, class KokkosLayout>
+OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiKernelConfig& kernel);
+
+}  // namespace kstencil

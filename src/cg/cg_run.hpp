@@ -1,0 +1,28 @@
+#pragma once
+// A CG run as the driver does it: deck -> problem and stopping rule -> verification of the
+// assembled operator -> solve (printing as Jacobi does) -> time to solution -> output and summary.
+#include <mpi.h>
+
+#include <string>
+
+#include "cg/cg.hpp"
+#include "core/deck.hpp"
+
+namespace kstencil {
+
+struct CgSetup {
+  PoissonProblem problem;
+  Layout layout = Layout::right;
+  JacobiKernelConfig check_kernel;  // the Jacobi kernel the operator is checked against
+  CgStop stop;
+  std::int64_t print_every = 10;
+  bool single_precision = false;
+};
+
+// The run the deck asks for on `limits`; throws DeckError for what the schema alone cannot reject.
+CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits);
+
+// Runs the deck; returns the process exit status (0 verified, 1 verification failed).
+int run_cg_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);
+
+}  // namespace kstencil

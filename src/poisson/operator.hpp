@@ -1,0 +1,24 @@
+#pragma once
+// The Poisson problem's operator A (poisson.hpp) assembled as a Kokkos Kernels CrsMatrix, and its
+// right-hand side b. Row r is the point stored at offset r of a field of the run's layout, so
+// KokkosSparse::spmv applies A to flat(field) directly, in either layout.
+#include <KokkosSparse_CrsMatrix.hpp>
+#include <Kokkos_Core.hpp>  // first: Kokkos Kernels 3.4 headers do not include it
+
+#include "poisson/poisson.hpp"
+
+namespace kstencil {
+
+template <class T>
+using PoissonMatrix = KokkosSparse::CrsMatrix<T, int, Kokkos::DefaultExecutionSpace::device_type>;
+
+// Assembled on the default execution space; columns in each row ascending.
+template <class T, class KokkosLayout>
+PoissonMatrix<T> assemble_poisson_matrix(const Grid& grid);
+
+// b: g on the boundary (taken from fields.u), -f inside.
+template <class T, class KokkosLayout>
+Field<T, KokkosLayout> poisson_rhs_vector(const Grid& grid,
+                                          const PoissonFields<T, KokkosLayout>& fields);
+
+}  // namespace kstencil

@@ -1,0 +1,122 @@
+#include "poisson/poisson_deck.hpp"
+
+#include <limits>
+
+#include "core/deck_keys.hpp"
+
+namespace kstencil {
+
+namespace {
+
+Schema poisson_schema(const std::string& solver) {
+  using T = KeyType;
+  return join_keys({
+      run_keys(solver),
+      {Key("run", "repeats", T::integer, "20",
+           "Jacobi: iterations timed on their own, with and without the norm, after the solve")
+           .min(1)
+           .max(100000)},
+      {Key("grid", "nx", T::integer, "4194304", "points along x, boundary included").min(3),
+       Key("grid", "ny", T::integer, "1",
+           "points along y, boundary included; 1 = no y axis (1D grid)")
+           .min(1),
+       Key("grid", "nz", T::integer, "1",
+           "points along z, boundary included; 1 = no z axis (needs ny > 1 for a 3D grid)")
+           .min(1)},
+      spacing_keys(),
+      {Key("kernel", "variant", T::string, R"("auto")",
+           "Jacobi's update: auto = the backend's default tile and launch bounds (ignores tile, "
+           "launch_bounds); mdrange = the deck's. CG runs Kokkos Kernels' kernels and reads only "
+           "the layout")
+           .choices({"auto", "mdrange"})},
+      kernel_trait_keys(),
+      {Key("jacobi", "tolerance", T::real, "1e-4",
+           "stop when the error sqrt(sum (u_new - u_old)^2 / N) is at most this")
+           .min_exclusive(0),
+       Key("jacobi", "max_iterations", T::integer, "1000", "stop after this many iterations")
+           .min(1),
+       Key("jacobi", "norm_every", T::integer, "1", "compute the error every k iterations").min(1),
+       Key("jacobi", "print_every", T::integer, "10",
+           "print \"Iteration = n error = e\" when n is a multiple of this (and the error was "
+           "computed); 0 = never")
+           .min(0),
+       Key("jacobi", "norm", T::string, R"("reduce")",
+           "how the error is summed: reduce = Kokkos' hierarchical reduction in the update "
+           "kernel (MDRange parallel_reduce: tile and launch bounds apply); reduce-range = the "
+           "same through a flat RangePolicy; atomic = one atomic add per point into one global "
+           "value (the seed's naive baseline); kokkos-kernels = the update kernel, then "
+           "KokkosBlas::update and KokkosBlas::nrm2 on the difference (sums in the field's type)")
+           .choices({"reduce", "reduce-range", "atomic", "kokkos-kernels"})},
+      {Key("cg", "tolerance", T::real, "1e-4",
+           "stop when ||b - A u|| / (d sqrt(N)) is at most this: the change one more Jacobi "
+           "iteration would make, in [jacobi] tolerance's measure, so equal tolerances compare")
+           .min_exclusive(0),
+       Key("cg", "max_iterations", T::integer, "1000", "stop after this many iterations").min(1),
+       Key("cg", "print_every", T::integer, "10",
+           "print \"Iteration = n error = e\" when n is a multiple of this; 0 = never")
+           .min(0)},
+      {Key("poisson", "rhs", T::real, "0.0", "right-hand side f of lap u = f (0: Laplace)"),
+       Key("poisson", "initial", T::real, "0.0", "start value of the interior points")},
+      {Key("boundary", "x_low", T::real, "0.0", "Dirichlet value on the x = first face"),
+       Key("boundary", "x_high", T::real, "0.0", "on the x = last face"),
+       Key("boundary", "y_low", T::real, "0.0",
+           "on the y = first face (points on x faces keep the x value)"),
+       Key("boundary", "y_high", T::real, "0.0", "on the y = last face"),
+       Key("boundary", "z_low", T::real, "0.0",
+           "on the z = first face (points on x or y faces keep theirs)"),
+       Key("boundary", "z_high", T::real, "0.0", "on the z = last face")},
+      output_keys(),
+  });
+}
+
+}  // namespace
+
+const Schema& jacobi_schema() {
+  static const Schema schema = poisson_schema("jacobi");
+  return schema;
+}
+
+const Schema& cg_schema() {
+  static const Schema schema = poisson_schema("cg");
+  return schema;
+}
+
+PoissonProblem poisson_problem_from_deck(const Deck& deck) {
+  const Index3 n{deck.integer("grid", "nx"), deck.integer("grid", "ny"),
+                 deck.integer("grid", "nz")};
+  if (n[1] == 2)
+    throw deck.error("grid", "ny", "a y axis needs interior points", "1 (no y axis) or at least 3");
+  if (n[2] == 2)
+    throw deck.error("grid", "nz", "a z axis needs interior points", "1 (no z axis) or at least 3");
+  if (n[1] == 1 && n[2] > 1)
+    throw deck.error("grid", "nz", "axes collapse from z: a grid with nz > 1 needs ny > 1",
+                     "nz = 1 when ny = 1");
+  for (int d = 0; d < 3; ++d)
+    if (n[d] > std::numeric_limits<int>::max() / 2)
+      throw deck.error("grid", std::string("n") + "xyz"[d], "too many points along one axis",
+                       "at most " + std::to_string(std::numeric_limits<int>::max() / 2));
+  PoissonProblem problem;
+  problem.grid =
+      Grid::whole(n, deck.real3("grid", "origin"),
+                  {deck.real("grid", "hx"), deck.real("grid", "hy"), deck.real("grid", "hz")});
+  const std::array<double, 6> faces = {
+      deck.real("boundary", "x_low"), deck.real("boundary", "x_high"),
+      deck.real("boundary", "y_low"), deck.real("boundary", "y_high"),
+      deck.real("boundary", "z_low"), deck.real("boundary", "z_high")};
+  const Grid grid = problem.grid;
+  problem.boundary = [faces, grid](const Index3& p) {
+    for (int d = 0; d < 3; ++d)
+      if (!is_collapsed(grid, d)) {
+        if (p[d] == 0) return faces[2 * d];
+        if (p[d] == grid.points[d] - 1) return faces[2 * d + 1];
+      }
+    return 0.0;
+  };
+  const double rhs = deck.real("poisson", "rhs");
+  if (rhs != 0) problem.rhs = [rhs](const Index3&) { return rhs; };
+  const double initial = deck.real("poisson", "initial");
+  problem.initial = [initial](const Index3&) { return initial; };
+  return problem;
+}
+
+}  // namespace kstencil
