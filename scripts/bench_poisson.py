@@ -20,7 +20,7 @@ import time
 NORMS = ("reduce", "reduce-range", "atomic", "kokkos-kernels")
 SETS = {"quick": {"norm_sizes": [64], "solver_sizes": [17, 33]},
         "default": {"norm_sizes": [256, 512], "solver_sizes": [65, 129, 257]}}
-NORM_COLUMNS = ["grid", "precision", "layout", "norm", "time_per_iteration_s",
+NORM_COLUMNS = ["grid", "precision", "layout", "norm", "tile", "launch_bounds", "time_per_iteration_s",
                 "time_per_iteration_without_norm_s", "norm_share", "effective_gbs", "copy_gbs",
                 "fom_ratio", "verified", "backend", "device"]
 SOLVER_COLUMNS = ["grid", "precision", "kernel", "tolerance", "iterations", "converged", "error",
@@ -89,26 +89,34 @@ def main():
                              [f"grid.nx={n}", f"grid.ny={n}", f"grid.nz={n}",
                               "jacobi.max_iterations=10", "jacobi.print_every=0",
                               "run.precision=double"]))
-        for deck, overrides in problems:
-            for norm in NORMS:
+        for (deck, overrides), one_d in zip(problems, [True] + [False] * len(problems)):
+            # The four strategies with the backend's defaults, then the MDRange reduction with
+            # larger tiles along the contiguous axis (Kokkos 3.4 launches it on as many blocks as
+            # the tile has threads, rounded up to a power of two).
+            variants = [[f"jacobi.norm={norm}"] for norm in NORMS]
+            for threads in (256, 512, 1024):
+                tile = f"[{threads},1,1]" if one_d else f"[1,1,{threads}]"
+                variants.append(["jacobi.norm=reduce", "kernel.variant=mdrange",
+                                 f"kernel.tile={tile}", "kernel.launch_bounds=0"])
+            for variant in variants:
                 s = run(args.kstencil, deck, out, f"norm{len(rows):03d}",
-                        overrides + [f"jacobi.norm={norm}", "run.repeats=20"] + args.extra)
+                        overrides + variant + ["run.repeats=20"] + args.extra)
                 if s is None:
                     continue
                 rows.append(s)
                 ok = ok and s["verified"]
-                print(f"jacobi {grid_text(s['grid'])} {s['precision']} {norm}: "
+                print(f"jacobi {grid_text(s['grid'])} {s['precision']} {s['norm']} tile {s['tile']}: "
                       f"{s['time_per_iteration_s'] * 1e3:.4g} ms/iteration, without norm "
                       f"{s['time_per_iteration_without_norm_s'] * 1e3:.4g} ms, norm share "
                       f"{100 * s['norm_share']:.0f}%, ratio {s['fom_ratio']:.3f}, "
                       f"{'PASS' if s['verified'] else 'FAIL'}", flush=True)
         write(out, "norms", rows, NORM_COLUMNS)
         report.append("Jacobi: time per iteration by norm strategy\n\n" + table(
-            rows, ["grid", "precision", "norm", "time_per_iteration_s",
+            rows, ["grid", "precision", "norm", "tile", "time_per_iteration_s",
                    "time_per_iteration_without_norm_s", "norm_share", "fom_ratio", "verified"],
-            ["grid", "precision", "norm", "ms/iteration", "ms without norm", "norm share",
-             "ratio to copy", "verified"],
-            [grid_text, str, str, lambda v: f"{v * 1e3:.4g}", lambda v: f"{v * 1e3:.4g}",
+            ["grid", "precision", "norm", "tile (x y z)", "ms/iteration", "ms without norm",
+             "norm share", "ratio to copy", "verified"],
+            [grid_text, str, str, grid_text, lambda v: f"{v * 1e3:.4g}", lambda v: f"{v * 1e3:.4g}",
              lambda v: f"{100 * v:.0f}%", lambda v: f"{v:.3f}",
              lambda v: "PASS" if v else "FAIL"]))
 

@@ -1,7 +1,10 @@
 // Kokkos Kernels in use: the assembled Poisson operator (exact values, structure, agreement with
 // the matrix-free Jacobi kernel) and CG (exact discrete solutions, agreement with Jacobi).
+// Kokkos Kernels 3.4 headers need Kokkos_Core.hpp before them.
+// clang-format off
+#include <Kokkos_Core.hpp>
 #include <KokkosSparse_spmv.hpp>
-#include <Kokkos_Core.hpp>  // first: Kokkos Kernels 3.4 headers do not include it
+// clang-format on
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <cmath>

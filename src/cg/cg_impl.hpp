@@ -1,10 +1,13 @@
 #pragma once
 // CgSolver and the operator check; included by one file per precision.
+// Kokkos Kernels 3.4 headers need Kokkos_Core.hpp before them.
+// clang-format off
+#include <Kokkos_Core.hpp>
 #include <KokkosBlas1_axpby.hpp>
 #include <KokkosBlas1_dot.hpp>
 #include <KokkosBlas1_nrm2.hpp>
 #include <KokkosSparse_spmv.hpp>
-#include <Kokkos_Core.hpp>  // first: Kokkos Kernels 3.4 headers do not include it
+// clang-format on
 #include <cmath>
 #include <limits>
 

@@ -2,8 +2,11 @@
 // The Poisson problem's operator A (poisson.hpp) assembled as a Kokkos Kernels CrsMatrix, and its
 // right-hand side b. Row r is the point stored at offset r of a field of the run's layout, so
 // KokkosSparse::spmv applies A to flat(field) directly, in either layout.
+// Kokkos Kernels 3.4 headers need Kokkos_Core.hpp before them.
+// clang-format off
+#include <Kokkos_Core.hpp>
 #include <KokkosSparse_CrsMatrix.hpp>
-#include <Kokkos_Core.hpp>  // first: Kokkos Kernels 3.4 headers do not include it
+// clang-format on
 
 #include "poisson/poisson.hpp"
 
