@@ -31,7 +31,8 @@ CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   const bool one_d = is_collapsed(grid, 1) && is_collapsed(grid, 2);
   s.check_kernel = default_jacobi_kernel(
       limits, grid, s.layout,
-      resolve_mapping(one_d ? Layout::left : s.layout, IterOrder::automatic, limits.gpu));
+      resolve_mapping(one_d ? Layout::left : s.layout, IterOrder::automatic, limits.gpu),
+      NormStrategy::reduce);
   return s;
 }
 

@@ -43,11 +43,12 @@ struct JacobiStop {
   int norm_every = 1;  // compute the error every k iterations (k = 1: every one)
 };
 
-// The backend's default kernel: on GPUs 128 work items along the contiguous axis of the grid with
-// launch bounds 128; on the host Kokkos' tiles, except long x tiles for 1D grids (Kokkos' default
-// host tile cuts a 1D range into pieces of two points).
+// The backend's default kernel for a norm strategy: on GPUs 128 work items along the contiguous
+// axis of the grid with launch bounds 128 (256 and 256 for the MDRange reduction, see the
+// definition); on the host Kokkos' tiles, except long x tiles for 1D grids (Kokkos' default host
+// tile cuts a 1D range into pieces of two points).
 JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
-                                         const Mapping& mapping);
+                                         const Mapping& mapping, NormStrategy norm);
 
 // Fields and iteration on the default execution space.
 template <class T, class KokkosLayout>

@@ -37,15 +37,16 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   const IterOrder order = parse_iter_order(s.requested_iterate);
   const Mapping mapping = resolve_mapping(
       one_d && order == IterOrder::automatic ? Layout::left : layout, order, limits.gpu);
+  const NormStrategy norm = parse_norm_strategy(deck.string("jacobi", "norm"));
   if (s.requested_variant == "auto") {
-    s.kernel = default_jacobi_kernel(limits, grid, layout, mapping);
+    s.kernel = default_jacobi_kernel(limits, grid, layout, mapping, norm);
   } else {
     s.kernel.layout = layout;
     s.kernel.mapping = mapping;
     s.kernel.tile = deck.integer3("kernel", "tile");
     s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
+    s.kernel.norm = norm;
   }
-  s.kernel.norm = parse_norm_strategy(deck.string("jacobi", "norm"));
   if (auto why = JacobiSolver<double, Kokkos::LayoutRight>::config_problem(grid, s.kernel, limits))
     throw tile_error(deck, limits, *why);
   return s;
