@@ -67,6 +67,16 @@ class Workdir(unittest.TestCase):
     def run_deck(self, text, *overrides):
         return run(["run", self.deck(text)] + list(overrides), cwd=self.dir)
 
+    def check_in_paraview(self, xdmf, *fragments):
+        """pvbatch reads every array of every step (tests/paraview_check.py) and says so."""
+        self.assertIsNotNone(shutil.which("pvbatch"), "pvbatch not found (make test installs it)")
+        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
+                            os.path.join(SOURCE, "tests", "paraview_check.py"), xdmf],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, r.stdout)
+
     def expect_error(self, deck_text, overrides, *fragments):
         """Bad input: exit 2, a message with every fragment, nothing on stdout, no output."""
         r = run(["run", self.deck(deck_text)] + overrides, cwd=self.dir)
@@ -199,13 +209,7 @@ class GoodRuns(Workdir):
         if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
             self.skipTest("KSTENCIL_SKIP_PARAVIEW=1")
         folder = self.check_run("left", "double", "register-blocked")
-        self.assertIsNotNone(shutil.which("pvbatch"), "pvbatch not found (make test installs it)")
-        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
-                            os.path.join(SOURCE, "tests", "paraview_check.py"),
-                            os.path.join(folder, "small.xdmf")],
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("lap_u", r.stdout)
+        self.check_in_paraview(os.path.join(folder, "small.xdmf"), "lap_u")
 
     def test_overrides_change_any_key(self):
         r = self.run_deck(SMALL_DECK, "grid.nx=12", "run.name=renamed", "kernel.tile=[2, 3, 4]",
@@ -421,12 +425,8 @@ class FdtdRuns(Workdir):
         if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
             self.skipTest("KSTENCIL_SKIP_PARAVIEW=1")
         folder = self.run_cavity()
-        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
-                            os.path.join(SOURCE, "tests", "paraview_check.py"),
-                            os.path.join(folder, "cavity.xdmf")],
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("PASS (18 arrays over 3 time steps)", r.stdout)
+        self.check_in_paraview(os.path.join(folder, "cavity.xdmf"),
+                               "PASS (18 arrays over 3 time steps)")
 
     def test_example_decks_run(self):
         for name, overrides in (("fdtd_cavity", ["grid.nx=16", "grid.ny=16", "grid.nz=16",
@@ -499,6 +499,12 @@ Iteration = 50 error = 0.00010783
 Success!
 """
 
+def assert_plate_harmonic(test, u):
+    """The plate's interior satisfies the discrete Laplace equation to the stopping error."""
+    lap = u[1:-1, :-2] + u[1:-1, 2:] + u[:-2, 1:-1] + u[2:, 1:-1] - 4 * u[1:-1, 1:-1]
+    test.assertLess(np.max(np.abs(lap)), 1e-3)
+
+
 JACOBI_2D = """
 [run]
 solver = "jacobi"
@@ -556,20 +562,14 @@ class JacobiRuns(Workdir):
             summary = json.load(f)
         with h5py.File(os.path.join(folder, f"plate_{summary['iterations']:06d}.h5"), "r") as h5:
             u = h5["u"][...][0]
-        # Harmonic: the interior satisfies the discrete Laplace equation to the stopping error.
-        lap = u[1:-1, :-2] + u[1:-1, 2:] + u[:-2, 1:-1] + u[2:, 1:-1] - 4 * u[1:-1, 1:-1]
-        self.assertLess(np.max(np.abs(lap)), 1e-3)
+        assert_plate_harmonic(self, u)
         # Faces: x first (x_low = 1, x_high = 0), then y (y_high = -1 between the x faces).
         self.assertTrue(np.all(u[:, 0] == 1.0) and np.all(u[:, -1] == 0.0))
         self.assertTrue(np.all(u[-1, 1:-1] == -1.0) and np.all(u[0, 1:-1] == 0.0))
         if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
             return
-        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
-                            os.path.join(SOURCE, "tests", "paraview_check.py"),
-                            os.path.join(folder, "plate.xdmf")],
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("PASS (1 arrays over 1 time steps)", r.stdout)
+        self.check_in_paraview(os.path.join(folder, "plate.xdmf"),
+                               "PASS (1 arrays over 1 time steps)")
 
 
 class CgRuns(Workdir):
@@ -615,16 +615,11 @@ class CgRuns(Workdir):
             u = h5["u"][...][0]
             self.assertEqual(h5.attrs["kernel"], b"cg" if isinstance(h5.attrs["kernel"], bytes)
                              else "cg")
-        lap = u[1:-1, :-2] + u[1:-1, 2:] + u[:-2, 1:-1] + u[2:, 1:-1] - 4 * u[1:-1, 1:-1]
-        self.assertLess(np.max(np.abs(lap)), 1e-3)
+        assert_plate_harmonic(self, u)
         if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
             return
-        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
-                            os.path.join(SOURCE, "tests", "paraview_check.py"),
-                            os.path.join(folder, "plate.xdmf")],
-                           capture_output=True, text=True, timeout=600)
-        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertIn("PASS (1 arrays over 1 time steps)", r.stdout)
+        self.check_in_paraview(os.path.join(folder, "plate.xdmf"),
+                               "PASS (1 arrays over 1 time steps)")
 
     def test_keys_lists_cg_keys(self):
         r = run(["keys", "cg"])

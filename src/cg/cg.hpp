@@ -31,10 +31,12 @@ class CgSolver {
   // on_error(k, error) for the error after k = 0, 1, ... iterations.
   SolveResult solve(const CgStop& stop,
                     const std::function<void(std::int64_t, double)>& on_error = {});
-  // ||b - A u|| / (d sqrt(N)) recomputed from the current u (CG's recursive residual drifts from
-  // it in floating point), and ||b - A u|| / ||b||.
-  double true_error() const;
-  double relative_residual() const;
+  // Recomputed from the current u (CG's recursive residual drifts from it in floating point):
+  // ||b - A u|| / (d sqrt(N)) (the error) and ||b - A u|| / ||b||.
+  struct Residual {
+    double error, relative;
+  };
+  Residual residual() const;
   // The current iterate over the whole grid, x fastest (host memory).
   std::vector<T> solution_host() const;
   const PoissonMatrix<T>& matrix() const { return a_; }
@@ -42,8 +44,6 @@ class CgSolver {
   double bytes_per_iteration() const;
 
  private:
-  double residual_norm() const;  // ||b - A u||, through a scratch vector
-
   Grid grid_;
   PoissonCoefficients coefficients_;
   PoissonMatrix<T> a_;

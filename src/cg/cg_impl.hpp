@@ -63,22 +63,13 @@ SolveResult CgSolver<T, KokkosLayout>::solve(
 }
 
 template <class T, class KokkosLayout>
-double CgSolver<T, KokkosLayout>::residual_norm() const {
-  const auto residual = allocate_field<T, KokkosLayout>("cg_residual", grid_);
-  KokkosSparse::spmv("N", T(1), a_, flat(u_), T(0), flat(residual));
-  KokkosBlas::axpby(T(1), flat(b_), T(-1), flat(residual));
-  return KokkosBlas::nrm2(flat(residual));
-}
-
-template <class T, class KokkosLayout>
-double CgSolver<T, KokkosLayout>::true_error() const {
-  return residual_norm() / (coefficients_.diagonal * std::sqrt(point_count(grid_)));
-}
-
-template <class T, class KokkosLayout>
-double CgSolver<T, KokkosLayout>::relative_residual() const {
-  const double b_norm = KokkosBlas::nrm2(flat(b_));
-  return b_norm > 0 ? residual_norm() / b_norm : residual_norm();
+typename CgSolver<T, KokkosLayout>::Residual CgSolver<T, KokkosLayout>::residual() const {
+  const auto r = allocate_field<T, KokkosLayout>("cg_residual", grid_);
+  KokkosSparse::spmv("N", T(1), a_, flat(u_), T(0), flat(r));
+  KokkosBlas::axpby(T(1), flat(b_), T(-1), flat(r));
+  const double norm = KokkosBlas::nrm2(flat(r)), b_norm = KokkosBlas::nrm2(flat(b_));
+  return {norm / (coefficients_.diagonal * std::sqrt(point_count(grid_))),
+          b_norm > 0 ? norm / b_norm : norm};
 }
 
 template <class T, class KokkosLayout>

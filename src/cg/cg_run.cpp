@@ -43,12 +43,10 @@ int run_typed(const CgSetup& s, const Deck& deck, const std::string& deck_path, 
   const ExecLimits limits = default_exec_limits();
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const bool write_output = deck.boolean("output", "enabled");
-  const std::string run_name = run_name_of(deck, deck_path);
-  std::filesystem::path dir;
-  if (write_output)
-    dir = prepare_run_directory(deck.string("output", "root"), run_name,
-                                deck.boolean("output", "overwrite"), comm);
+  const RunFolder folder = open_run_folder(deck, deck_path, comm);
+  const bool write_output = folder.enabled;
+  const std::string& run_name = folder.name;
+  const std::filesystem::path& dir = folder.dir;
   const Grid& g = s.problem.grid;
 
   const OperatorCheck check = check_operator_against_stencil<T, KokkosLayout>(g, s.check_kernel);
@@ -68,8 +66,7 @@ int run_typed(const CgSetup& s, const Deck& deck, const std::string& deck_path, 
   const double solve_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (rank == 0) std::cout << (result.converged ? "Success!\n" : "Failure!\n");
-  const double true_error = solver.true_error();
-  const double relative_residual = solver.relative_residual();
+  const auto residual = solver.residual();
 
   const double per_iteration_s = result.iterations > 0 ? solve_s / result.iterations : 0;
   const double bytes = solver.bytes_per_iteration();
@@ -88,8 +85,8 @@ int run_typed(const CgSetup& s, const Deck& deck, const std::string& deck_path, 
       {"max_iterations", s.stop.max_iterations},
       {"iterations", result.iterations},
       {"error", result.error},
-      {"true_error", true_error},
-      {"relative_residual", relative_residual},
+      {"true_error", residual.error},
+      {"relative_residual", residual.relative},
       {"converged", result.converged},
       {"solve_s", solve_s},
       {"time_per_iteration_s", per_iteration_s},
@@ -136,8 +133,8 @@ int run_typed(const CgSetup& s, const Deck& deck, const std::string& deck_path, 
         << "  solve         " << result.iterations << " iterations, error "
         << fmt("%.6g", result.error) << (result.converged ? " (converged)" : " (not converged)")
         << ", " << fmt("%.4g", solve_s) << " s\n"
-        << "  residual      recomputed from u: error " << fmt("%.6g", true_error)
-        << ", ||b - A u|| / ||b|| " << fmt("%.3g", relative_residual) << "\n"
+        << "  residual      recomputed from u: error " << fmt("%.6g", residual.error)
+        << ", ||b - A u|| / ||b|| " << fmt("%.3g", residual.relative) << "\n"
         << "  iteration     " << fmt("%.4g", per_iteration_s * 1e3) << " ms; " << fmt("%.1f", gbs)
         << " GB/s (spmv + 2 dot + 3 axpby); copy " << fmt("%.1f", copy.gbs) << " GB/s\n"
         << "  verification  " << (check.passed ? "PASS" : "FAIL")

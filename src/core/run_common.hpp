@@ -13,6 +13,7 @@
 #include "core/deck.hpp"
 #include "core/exec_space.hpp"
 #include "core/mapping.hpp"
+#include "core/output.hpp"
 
 namespace kstencil {
 
@@ -30,6 +31,23 @@ inline void require_one_rank(MPI_Comm comm, const std::string& solver) {
 inline std::string run_name_of(const Deck& deck, const std::string& deck_path) {
   const std::string name = deck.string("run", "name");
   return name.empty() ? std::filesystem::path(deck_path).stem().string() : name;
+}
+
+// The run folder a deck asks for ([output] enabled, root, overwrite), made (or an existing one
+// refused) before any time is spent. Collective over comm.
+struct RunFolder {
+  bool enabled = false;
+  std::string name;
+  std::filesystem::path dir;  // empty when not enabled
+};
+inline RunFolder open_run_folder(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+  RunFolder folder;
+  folder.enabled = deck.boolean("output", "enabled");
+  folder.name = run_name_of(deck, deck_path);
+  if (folder.enabled)
+    folder.dir = prepare_run_directory(deck.string("output", "root"), folder.name,
+                                       deck.boolean("output", "overwrite"), comm);
+  return folder;
 }
 
 // The DeckError for a kernel configuration `limits` cannot run (`why` from the solver's check);

@@ -168,13 +168,11 @@ int run_typed(const FdtdSetup& s, const Deck& deck, const std::string& deck_path
   const ExecLimits limits = default_exec_limits();
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const bool write_output = deck.boolean("output", "enabled");
+  const RunFolder folder = open_run_folder(deck, deck_path, comm);
+  const bool write_output = folder.enabled;
+  const std::string& run_name = folder.name;
+  const std::filesystem::path& dir = folder.dir;
   const bool write_fields = write_output && deck.boolean("output", "fields");
-  const std::string run_name = run_name_of(deck, deck_path);
-  std::filesystem::path dir;
-  if (write_output)
-    dir = prepare_run_directory(deck.string("output", "root"), run_name,
-                                deck.boolean("output", "overwrite"), comm);
 
   Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
   const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(s.problem, s.kernel);

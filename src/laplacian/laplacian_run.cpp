@@ -117,13 +117,10 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
-  const bool write_output = deck.boolean("output", "enabled");
-  const std::string run_name = run_name_of(deck, deck_path);
-  // Refuse an existing run folder before spending any time.
-  std::filesystem::path dir;
-  if (write_output)
-    dir = prepare_run_directory(deck.string("output", "root"), run_name,
-                                deck.boolean("output", "overwrite"), comm);
+  const RunFolder folder = open_run_folder(deck, deck_path, comm);
+  const bool write_output = folder.enabled;
+  const std::string& run_name = folder.name;
+  const std::filesystem::path& dir = folder.dir;
 
   Kokkos::Profiling::pushRegion("kstencil::laplacian::verify");
   const LaplacianVerification verification =
