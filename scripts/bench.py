@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -16,11 +16,12 @@ import time
 
 SIZES = {
     "quick": [(64, 64, 64), (96, 96, 96)],
+    # The last two have 64 MiB planes (double) in layout left and right respectively.
     "default": [(256, 256, 256), (512, 512, 512), (768, 768, 768), (1024, 1024, 1024),
-                (2048, 1024, 256)],
+                (2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)],
 }
 COLUMNS = ["set", "nx", "ny", "nz", "precision", "layout", "variant_requested", "variant", "iterate",
-           "mapping", "tile", "launch_bounds", "m", "parts", "streaming_stores", "time_median_s", "fom_gbs", "copy_gbs",
+           "mapping", "tile", "launch_bounds", "m", "m_slow", "parts", "streaming_stores", "time_median_s", "fom_gbs", "copy_gbs",
            "fom_ratio", "verified", "backend", "device"]
 
 
@@ -92,8 +93,46 @@ def configurations(name, sizes):
                                                    (1024, 1024, 1024)], ("right", "left")):
                 yield name, size, [f"kernel.layout={layout}", "run.precision=double",
                                    "kernel.variant=auto"]
+    elif name == "blocking":
+        # Register blocks of m (y) x m_slow (slowest axis) points per work item, threads per block.
+        for size in sizes or [(512, 512, 512)]:
+            for precision, layout in itertools.product(("double", "float"), ("right", "left")):
+                base = [f"kernel.layout={layout}", f"run.precision={precision}"]
+                yield name, size, base + ["kernel.variant=auto"]
+                for m, m_slow, threads in itertools.product((2, 4, 8), (1, 2, 4), (128, 256)):
+                    yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
+                                              f"kernel.m_slow={m_slow}",
+                                              f"kernel.launch_bounds={threads}",
+                                              f"kernel.tile=[{threads},1,1]"]
+    elif name == "shapes":
+        # Thread-block shapes (policy order: contiguous axis, y blocks, slowest-axis blocks) for
+        # the best register blocks of the "blocking" set.
+        blocks = {"double": ((4, 2), (2, 4)), "float": ((8, 4), (4, 2))}
+        tiles = [("[128,1,1]", 128), ("[64,2,1]", 128), ("[32,4,1]", 128), ("[64,1,2]", 128),
+                 ("[32,1,4]", 128), ("[32,2,2]", 128), ("[256,1,1]", 256), ("[128,2,1]", 256),
+                 ("[128,1,2]", 256)]
+        for size in sizes or [(512, 512, 512)]:
+            for precision, layout in itertools.product(("double", "float"), ("right", "left")):
+                for m, m_slow in blocks[precision]:
+                    base = [f"kernel.layout={layout}", f"run.precision={precision}",
+                            "kernel.variant=subdomain", f"kernel.m={m}", f"kernel.m_slow={m_slow}"]
+                    for tile, threads in tiles:
+                        yield name, size, base + [f"kernel.tile={tile}",
+                                                  f"kernel.launch_bounds={threads}"]
+                    yield name, size, base + ["kernel.tile=[128,1,1]", "kernel.launch_bounds=128",
+                                              "kernel.streaming_stores=false"]
+    elif name == "sizes":
+        # The candidate defaults at every size of the default set.
+        for size in sizes or SIZES["default"]:
+            for layout in ("right", "left"):
+                for m, m_slow in ((4, 2), (2, 4)):
+                    yield name, size, [f"kernel.layout={layout}", "run.precision=double",
+                                       "kernel.variant=subdomain", f"kernel.m={m}",
+                                       f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
+                                       "kernel.launch_bounds=128"]
     else:
-        sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores)")
+        sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores, "
+                 "blocking, shapes, sizes)")
 
 
 def tile_for_gpu(overrides, layout):
@@ -140,7 +179,7 @@ def run_all(args):
         writer.writerow(row)
         csv_file.flush()
         print(f"[{n + 1}/{len(configs)}] {size} {s['precision']} {s['layout']} {s['variant']} "
-              f"tile {s['tile']} m {s['m']} lb {s['launch_bounds']}: {s['fom_gbs']:.1f} GB/s, "
+              f"tile {s['tile']} m {s['m']}x{s.get('m_slow', 1)} lb {s['launch_bounds']}: {s['fom_gbs']:.1f} GB/s, "
               f"copy {s['copy_gbs']:.1f}, ratio {s['fom_ratio']:.3f}, "
               f"{'PASS' if s['verified'] else 'FAIL'} ({time.time() - start:.1f} s)", flush=True)
     csv_file.close()
@@ -154,12 +193,13 @@ def read_rows(folder):
 
 def write_table(rows, folder):
     header = ["grid", "precision", "layout", "variant", "mapping", "tile (x y z)", "LB", "m",
-              "parts", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
+              "m_slow", "parts", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         lines.append("| " + " | ".join([
             f"{r['nx']}x{r['ny']}x{r['nz']}", r["precision"], r["layout"], r["variant"],
-            r["mapping"], r["tile"], str(r["launch_bounds"]), str(r["m"]), str(r["parts"]),
+            r["mapping"], r["tile"], str(r["launch_bounds"]), str(r["m"]),
+            str(r.get("m_slow") or 1), str(r["parts"]),
             f"{float(r['time_median_s']) * 1e3:.3f}", f"{float(r['fom_gbs']):.1f}",
             f"{float(r['copy_gbs']):.1f}", f"{float(r['fom_ratio']):.3f}",
             "PASS" if str(r["verified"]) in ("True", "true") else "FAIL"]) + " |")

@@ -10,6 +10,7 @@
 #include "laplacian/compare.hpp"
 #include "laplacian/kernels.hpp"
 #include "laplacian/laplacian.hpp"
+#include "laplacian/laplacian_run.hpp"
 
 using namespace kstencil;
 
@@ -51,27 +52,35 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
                          LaplacianVariant::subdomain})
       for (const auto& tile : tiles)
         for (int m : {1, 2, 8, 16})
-          for (int parts : {1, 3})
-            for (int bound : {0, 128}) {
-              if (variant == LaplacianVariant::mdrange && (m != 1 || parts != 1)) continue;
-              if (variant == LaplacianVariant::register_blocked && parts != 1) continue;
-              LaplacianKernelConfig c;
-              c.variant = variant;
-              c.mapping = resolve_mapping(layout, order, gpu_mapping);
-              c.tile = tile;
-              c.m = m;
-              c.parts = parts;
-              c.launch_bounds = bound;
-              c.streaming_stores = bound != 0;  // both store kinds for every m, tile, parts
-              configs.push_back(c);
-            }
+          for (int m_slow : {1, 2, 4})
+            for (int parts : {1, 3})
+              for (int bound : {0, 128}) {
+                const bool column = variant != LaplacianVariant::mdrange;
+                if (!column && (m != 1 || m_slow != 1 || parts != 1)) continue;
+                if (variant == LaplacianVariant::register_blocked && parts != 1) continue;
+                // m_slow > 1 with each m once per variant and tile (the tails along both
+                // blocked axes are what it adds).
+                if (m_slow > 1 && (parts != 1) == (variant == LaplacianVariant::subdomain))
+                  continue;
+                LaplacianKernelConfig c;
+                c.variant = variant;
+                c.mapping = resolve_mapping(layout, order, gpu_mapping);
+                c.tile = tile;
+                c.m = m;
+                c.m_slow = m_slow;
+                c.parts = parts;
+                c.launch_bounds = bound;
+                c.streaming_stores = bound != 0;  // both store kinds for every m, tile, parts
+                configs.push_back(c);
+              }
   return configs;
 }
 
 std::string describe(const LaplacianKernelConfig& c) {
   return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
-         " m " + std::to_string(c.m) + " parts " + std::to_string(c.parts) + " bounds " +
-         std::to_string(c.launch_bounds) + (c.streaming_stores ? "" : " plain stores");
+         " m " + std::to_string(c.m) + " m_slow " + std::to_string(c.m_slow) + " parts " +
+         std::to_string(c.parts) + " bounds " + std::to_string(c.launch_bounds) +
+         (c.streaming_stores ? "" : " plain stores");
 }
 
 template <class T, class L>
@@ -286,6 +295,41 @@ TEST_CASE("tile validation rejects launches Kokkos would drop or refuse on a GPU
   config.tile = {0, 0, 128};
   CHECK(laplacian_config_problem(config, grid, gpu).has_value());
   CHECK_FALSE(laplacian_config_problem(config, grid, host).has_value());
+}
+
+TEST_CASE(
+    "the GPU default puts 128 threads along the contiguous axis, the rest along y when it is "
+    "short",
+    "[laplacian]") {
+  ExecLimits gpu;
+  gpu.backend = "Cuda";
+  gpu.gpu = true;
+  gpu.max_threads_per_block = 1024;
+  gpu.max_block_dims = {1024, 1024, 64};
+  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  gpu.llc_bytes = 50 << 20;
+  struct Case {
+    Index3 points;
+    Layout layout;
+    std::array<std::int64_t, 3> policy_tile;  // contiguous axis, y blocks, slowest-axis blocks
+  };
+  const Case cases[] = {
+      {{512, 512, 512}, Layout::right, {128, 1, 1}}, {{512, 512, 512}, Layout::left, {128, 1, 1}},
+      {{4096, 2048, 64}, Layout::right, {64, 2, 1}},  // 62 points + 1 aligned
+      {{64, 2048, 4096}, Layout::left, {64, 2, 1}},  {{20, 300, 7}, Layout::left, {32, 4, 1}},
+      {{65, 40, 66}, Layout::left, {64, 2, 1}}};  // 63 points + 1 aligned
+  for (const auto& c : cases) {
+    const Grid grid = Grid::whole(c.points, {0, 0, 0}, {1, 1, 1});
+    const Mapping mapping = resolve_mapping(c.layout, IterOrder::automatic, true);
+    const auto config = default_laplacian_kernel(gpu, c.layout, mapping, grid, 8);
+    INFO(format_triple(c.points) << " " << to_string(c.layout));
+    CHECK(config.variant == LaplacianVariant::subdomain);
+    CHECK(config.m == 4);
+    CHECK(config.m_slow == 2);
+    CHECK(config.launch_bounds == 128);
+    CHECK(to_policy_order(mapping, config.tile) == c.policy_tile);
+    CHECK_FALSE(laplacian_config_problem(config, grid, gpu).has_value());
+  }
 }
 
 TEST_CASE("verification catches a wrong point and a point written outside the update box",

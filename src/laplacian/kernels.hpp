@@ -13,13 +13,22 @@ namespace kstencil {
 namespace laplacian_detail {
 
 // One launch: bounds in policy order. For column (register-blocked) launches the y dimension counts
-// blocks of m points starting at j_begin.
+// blocks of m points from j_begin and the slowest axis blocks of m_slow points from s_begin; the
+// contiguous axis counts points from a multiple of column_alignment below c_begin.
 struct LaunchPlan {
   Index3 lower{0, 0, 0};
   Index3 upper{0, 0, 0};
   Index j_begin = 0, j_end = 0;  // y range of points updated (local indices)
+  Index s_begin = 0, s_end = 0;  // slowest axis' range of points updated (local indices)
+  Index c_begin = 0, c_end = 0;  // contiguous axis' range of points updated (local indices)
   bool column = false;
 };
+
+// Column launches start the contiguous axis at a multiple of 32 elements (256 B in double, 128 B in
+// float) so that a warp's loads and stores cover whole cache lines and sectors, as seed 000's
+// kernel 5 does by giving the boundary point its own idle thread; the work items before the first
+// updated point return at once.
+inline constexpr Index column_alignment = 32;
 
 std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const Grid& grid);
 
@@ -47,31 +56,66 @@ struct PointStencil {
   }
 };
 
-// M points along y per work item (AMD kernel 5). The M + 2 centres of the column are loaded once
-// and serve as the y neighbours of each other, so a point costs five loads instead of seven; all
-// loads are issued before the M stores (M is a compile-time constant so the loops unroll).
+// A block of M points along y by MS along the slowest axis per work item (AMD kernel 5, blocked
+// in two directions). The (M + 2) x (MS + 2) centres around the block, corners excepted, are
+// loaded once and serve as neighbours of each other, so a point costs ((M + 2)(MS + 2) - 4) / (M
+// MS) loads through the L2 plus its two neighbours along the contiguous axis, which the work items
+// beside it in the warp have just brought into the L1 (MS = 1, M = 4: 3.5; MS = 4, M = 4: 2). All
+// loads are issued before the stores (M and MS are compile-time constants so the loops unroll).
+// The policy counts blocks along y and the slowest axis, points along the contiguous axis.
 // Streaming: stores marked evict-first, as kernel 5's non-temporal stores.
-template <class T, class KokkosLayout, bool Reversed, int M, bool Streaming>
+template <class T, class KokkosLayout, bool Reversed, int M, int MS, bool Streaming>
 struct ColumnStencil {
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
-  int j_begin, j_end;
+  int j_begin, j_end;  // update range along y
+  int s_begin, s_end;  // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
+  int c_begin, c_end;  // update range along the contiguous axis; the policy starts aligned below
+
+  static constexpr bool x_slowest = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+
+  KOKKOS_FORCEINLINE_FUNCTION T load(const int s, const int j, const int c) const {
+    return x_slowest ? u(s, j, c) : u(c, j, s);
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int block, const int p2) const {
-    const int i = Reversed ? p2 : p0;
-    const int k = Reversed ? p0 : p2;
+    const int x_index = Reversed ? p2 : p0;
+    const int z_index = Reversed ? p0 : p2;
+    const int c = x_slowest ? z_index : x_index;
+    if (c < c_begin || c >= c_end) return;
+    const int s0 = s_begin + (x_slowest ? x_index : z_index) * MS;
     const int j0 = j_begin + block * M;
-    T centre[M + 2];
-    for (int n = 0; n < M + 2; ++n) centre[n] = j0 - 1 + n <= j_end ? u(i, j0 - 1 + n, k) : T(0);
-    T result[M];
-    for (int n = 0; n < M; ++n) {
-      const int j = j0 + n < j_end ? j0 + n : j_end - 1;  // past the end: recompute the last point
-      result[n] = stencil7(centre[n + 1], u(i - 1, j, k), u(i + 1, j, k), centre[n], centre[n + 2],
-                           u(i, j, k - 1), u(i, j, k + 1), a);
+    // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
+    // always allocated) and their results dropped.
+    T centre[MS + 2][M + 2];
+    for (int p = 0; p < MS + 2; ++p) {
+      const int s = s0 - 1 + p <= s_end ? s0 - 1 + p : s_end;
+      for (int n = 0; n < M + 2; ++n) {
+        const bool corner = (p == 0 || p == MS + 1) && (n == 0 || n == M + 1);
+        const int j = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
+        centre[p][n] = corner ? T(0) : load(s, j, c);
+      }
     }
-    for (int n = 0; n < M; ++n)
-      if (j0 + n < j_end) store_output<Streaming>(&f(i, j0 + n, k), result[n]);
+    T result[MS][M];
+    for (int p = 0; p < MS; ++p) {
+      const int s = s0 + p < s_end ? s0 + p : s_end - 1;
+      for (int n = 0; n < M; ++n) {
+        const int j = j0 + n < j_end ? j0 + n : j_end - 1;
+        const T c_minus = load(s, j, c - 1), c_plus = load(s, j, c + 1);
+        const T centre_here = centre[p + 1][n + 1];
+        const T y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
+        const T s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];
+        result[p][n] =
+            x_slowest ? stencil7(centre_here, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, a)
+                      : stencil7(centre_here, c_minus, c_plus, y_minus, y_plus, s_minus, s_plus, a);
+      }
+    }
+    for (int p = 0; p < MS; ++p)
+      for (int n = 0; n < M; ++n)
+        if (s0 + p < s_end && j0 + n < j_end)
+          store_output<Streaming>(x_slowest ? &f(s0 + p, j0 + n, c) : &f(c, j0 + n, s0 + p),
+                                  result[p][n]);
   }
 };
 
@@ -181,6 +225,22 @@ inline LinePolicy line_policy(const Box& box, Layout layout) {
                     {static_cast<int>(box.hi[slow]), static_cast<int>(box.hi[1])});
 }
 
+// Calls body(std::integral_constant<int, MS>) for the runtime points per work item along the
+// slowest axis.
+template <class Body>
+void dispatch_slow_points_per_item(int m_slow, Body&& body) {
+  switch (m_slow) {
+    case 1:
+      return body(std::integral_constant<int, 1>{});
+    case 2:
+      return body(std::integral_constant<int, 2>{});
+    case 4:
+      return body(std::integral_constant<int, 4>{});
+  }
+  throw std::invalid_argument(
+      "points per work item along the slowest axis (m_slow) must be 1, 2 or 4");
+}
+
 // Calls body(std::integral_constant<int, M>) for the runtime points per work item.
 template <class Body>
 void dispatch_points_per_item(int m, Body&& body) {
@@ -264,17 +324,21 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
               make_policy<Iter, Bound>(plan, resolved_tile<Iter, Bound>(plan, tile));
           if (plan.column) {
             dispatch_points_per_item(config.m, [&](auto points) {
-              auto launch_with = [&](auto streaming) {
-                Kokkos::parallel_for(
-                    "kstencil::laplacian::register_blocked", policy,
-                    ColumnStencil<T, KokkosLayout, Reversed, decltype(points)::value,
-                                  decltype(streaming)::value>{
-                        u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end)});
-              };
-              if (config.streaming_stores)
-                launch_with(std::true_type{});
-              else
-                launch_with(std::false_type{});
+              dispatch_slow_points_per_item(config.m_slow, [&](auto slow_points) {
+                auto launch_with = [&](auto streaming) {
+                  Kokkos::parallel_for(
+                      "kstencil::laplacian::register_blocked", policy,
+                      ColumnStencil<T, KokkosLayout, Reversed, decltype(points)::value,
+                                    decltype(slow_points)::value, decltype(streaming)::value>{
+                          u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
+                          static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
+                          static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end)});
+                };
+                if (config.streaming_stores)
+                  launch_with(std::true_type{});
+                else
+                  launch_with(std::false_type{});
+              });
             });
           } else {
             Kokkos::parallel_for("kstencil::laplacian::mdrange", policy,

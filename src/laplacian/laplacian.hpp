@@ -15,7 +15,8 @@ namespace kstencil {
 
 enum class LaplacianVariant {
   mdrange,           // one point per work item
-  register_blocked,  // m points along y per work item, y neighbours reused from registers
+  register_blocked,  // m x m_slow points per work item (y, slowest axis), neighbours reused from
+                     // registers
   subdomain,         // the y range split into parts launched one after another
   line,              // a work item sweeps a whole line of the contiguous axis (vectorised on CPUs)
   march              // a work item marches along the slowest axis, planes kept in registers
@@ -31,7 +32,8 @@ struct LaplacianKernelConfig {
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;                      // 0 = none, else max threads per block
   int m = 1;  // points per work item along y (register_blocked, subdomain); planes per step (march)
-  int parts = 1;                 // y parts (subdomain); slabs along the slowest axis (march)
+  int m_slow = 1;  // points per work item along the slowest axis (register_blocked, subdomain)
+  int parts = 1;   // y parts (subdomain); slabs along the slowest axis (march)
   bool streaming_stores = true;  // march: GPU stores marked evict-first
 };
 

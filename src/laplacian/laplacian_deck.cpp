@@ -17,7 +17,8 @@ const Schema& laplacian_schema() {
       spacing_keys(),
       {Key("kernel", "variant", T::string, R"("auto")",
            "kernel variant; auto = the backend's default configuration (ignores tile, "
-           "launch_bounds, m, parts, streaming_stores); line = one work item per line of the "
+           "launch_bounds, m, m_slow, parts, streaming_stores); line = one work item per line of "
+           "the "
            "contiguous axis (ignores tile, iterate, launch_bounds, m, parts); march = one work "
            "item per column along the slowest axis (ignores iterate and the slowest axis' tile "
            "entry)")
@@ -27,6 +28,11 @@ const Schema& laplacian_schema() {
            "points per work item along y (register-blocked, subdomain); planes loaded per step "
            "(march)")
            .int_choices({1, 2, 4, 8, 16}),
+       Key("kernel", "m_slow", T::integer, "1",
+           "points per work item along the slowest axis (x in layout right, z in layout left) "
+           "for register-blocked and subdomain: a work item updates an m x m_slow block and "
+           "shares the centre values between its points")
+           .int_choices({1, 2, 4}),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
            "subdomain: parts of the y range launched one after another, auto = sized so three "
            "planes fit in a quarter of the last-level cache; march: slabs of the slowest axis, "

@@ -41,9 +41,13 @@ namespace laplacian_detail {
 std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const Grid& grid) {
   const Box box = grid.to_local(laplacian_update_box(grid));
   if (box.empty()) return {};
-  const bool column = config.variant == LaplacianVariant::register_blocked ||
-                      (config.variant == LaplacianVariant::subdomain && config.m > 1);
+  const bool column =
+      config.variant == LaplacianVariant::register_blocked ||
+      (config.variant == LaplacianVariant::subdomain && (config.m > 1 || config.m_slow > 1));
   const Index m = column ? std::max(config.m, 1) : 1;
+  const Index m_slow = column ? std::max(config.m_slow, 1) : 1;
+  const int slow = config.layout == Layout::right ? 0 : 2;
+  const int contiguous = 2 - slow;
   const Index ny = box.extent(1);
   Index chunk = ny;
   if (config.variant == LaplacianVariant::subdomain) {
@@ -57,9 +61,21 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
     plan.column = column;
     plan.j_begin = j0;
     plan.j_end = std::min(j0 + chunk, box.hi[1]);
-    const Index3 lower{box.lo[0], column ? 0 : plan.j_begin, box.lo[2]};
-    const Index3 upper{box.hi[0], column ? (plan.j_end - plan.j_begin + m - 1) / m : plan.j_end,
-                       box.hi[2]};
+    plan.s_begin = box.lo[slow];
+    plan.s_end = box.hi[slow];
+    plan.c_begin = box.lo[contiguous];
+    plan.c_end = box.hi[contiguous];
+    Index3 lower = box.lo, upper = box.hi;
+    if (column) {
+      lower[1] = 0;
+      upper[1] = (plan.j_end - plan.j_begin + m - 1) / m;
+      lower[slow] = 0;
+      upper[slow] = (box.extent(slow) + m_slow - 1) / m_slow;
+      lower[contiguous] = box.lo[contiguous] / column_alignment * column_alignment;
+    } else {
+      lower[1] = plan.j_begin;
+      upper[1] = plan.j_end;
+    }
     plan.lower = to_policy_order(config.mapping, lower);
     plan.upper = to_policy_order(config.mapping, upper);
     plans.push_back(plan);
@@ -133,6 +149,8 @@ std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig&
                                                     const Grid& grid, const ExecLimits& limits) {
   if (config.m != 1 && config.m != 2 && config.m != 4 && config.m != 8 && config.m != 16)
     return "m must be 1, 2, 4, 8 or 16";
+  if (config.m_slow != 1 && config.m_slow != 2 && config.m_slow != 4)
+    return "m_slow must be 1, 2 or 4";
   if (config.parts < 1) return "parts must be at least 1";
   for (const auto& shape : laplacian_launch_shapes(config, grid))
     if (auto problem = tile_problem(shape.tile, shape.extents, limits, config.launch_bounds))

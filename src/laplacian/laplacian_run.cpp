@@ -29,16 +29,29 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // let the compiler vectorise (docs/PERFORMANCE.md).
   config.variant = LaplacianVariant::line;
   if (limits.gpu) {
-    // H100, Kokkos 3.4 (docs/PERFORMANCE.md): 4 points per work item along y, 128 work items
-    // along the contiguous axis and launch bounds 128 reach 0.85-0.89 of memcpy in double and
-    // 0.60-0.62 in float, against 0.75-0.79 for the best plain MDRange tiles and 0.74 for the march
-    // variant; m 2/8/16 and 256/512 threads are slower. The y split into parts keeps three planes
-    // within a quarter of the L2, which removes seed 000's plane cliff (layout left, 2048 x 1024 x
-    // 256: 0.64 in one part, 0.85 in four). Evict-first stores: no measurable effect here.
+    // H100, Kokkos 3.4, 512^3 double, FOM / memcpy (docs/PERFORMANCE.md, scripts/bench.py sets
+    // blocking and shapes): a work item updates 4 points along y by 2 along the slowest axis
+    // (0.91 layout right, 0.94 left) against 0.89 / 0.87 for 4 x 1 and 0.92 / 0.92 for 2 x 4,
+    // which falls to 0.80 at 1024^3; 4 x 4 and 8 x 4 lose occupancy (0.85-0.90). Float: 4 x 2
+    // gives 0.68 / 0.72, 4 x 1 0.61 / 0.58. 128 threads with launch bounds 128 along the
+    // contiguous axis beat 256 by 2-3% in double and 4-6% in float; blocks that also span y or
+    // the slowest axis are no faster, except where the contiguous axis is short: 128 threads
+    // over 64 points left half of them idle (0.73 at 4096 x 2048 x 64 layout right), so the
+    // block takes the rest along y. The y split into parts keeps three planes within a quarter
+    // of the L2, which removes seed 000's plane cliff. Evict-first stores: no measurable effect.
     config.variant = LaplacianVariant::subdomain;
     config.m = 4;
+    config.m_slow = 2;
     config.launch_bounds = 128;
-    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{128, 1, 1});
+    const int contiguous = layout == Layout::right ? 2 : 0;
+    const Box box = grid.to_local(laplacian_update_box(grid));
+    const Index lanes = box.hi[contiguous] - box.lo[contiguous] /
+                                                 laplacian_detail::column_alignment *
+                                                 laplacian_detail::column_alignment;
+    std::int64_t along_contiguous = 32;
+    while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
+    config.tile = to_axis_order(
+        mapping, std::array<std::int64_t, 3>{along_contiguous, 128 / along_contiguous, 1});
     config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m);
   }
   return config;
@@ -73,6 +86,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     s.kernel.tile = deck.integer3("kernel", "tile");
     s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
     s.kernel.m = static_cast<int>(deck.integer("kernel", "m"));
+    s.kernel.m_slow = static_cast<int>(deck.integer("kernel", "m_slow"));
     s.kernel.streaming_stores = deck.boolean("kernel", "streaming_stores");
     if (!deck.is_auto("kernel", "parts"))
       s.kernel.parts = static_cast<int>(deck.integer("kernel", "parts"));
@@ -183,6 +197,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                     {"launches", shapes.size()},
                                     {"launch_bounds", s.kernel.launch_bounds},
                                     {"m", s.kernel.m},
+                                    {"m_slow", s.kernel.m_slow},
                                     {"parts", s.kernel.parts},
                                     {"streaming_stores", s.kernel.streaming_stores},
                                     {"grid", s.grid.points},
@@ -256,6 +271,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
         << format_triple(policy_tile) << "), launch bounds "
         << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
     if (s.kernel.variant != LaplacianVariant::mdrange && !line) out << ", m " << s.kernel.m;
+    if (!march && s.kernel.m_slow > 1) out << " x m_slow " << s.kernel.m_slow;
     if (s.kernel.variant == LaplacianVariant::subdomain) out << ", parts " << s.kernel.parts;
     if (march) out << ", slabs " << s.kernel.parts;
     if (s.kernel.variant != LaplacianVariant::mdrange && !line)
