@@ -115,7 +115,7 @@ class Commands(unittest.TestCase):
     def test_keys_lists_every_key(self):
         r = run(["keys"])
         self.assertEqual(r.returncode, 0)
-        for key in ("nx", "layout", "iterate", "tile", "launch_bounds", "m", "parts", "overwrite",
+        for key in ("nx", "layout", "iterate", "tile", "launch_bounds", "m", "m_slow", "parts", "overwrite",
                     "fields"):
             key = f"| `{key}` |"
             self.assertIn(key, r.stdout)

@@ -185,7 +185,7 @@ TEST_CASE("deck: Laplacian schema defaults match the documented ones", "[deck]")
 
 TEST_CASE("deck: every key of every solver has a help line and a unique name", "[deck]") {
   const Schema& schema = GENERATE(std::cref(laplacian_schema()), std::cref(fdtd_schema()));
-  CHECK(schema.size() == (&schema == &laplacian_schema() ? 25 : 44));
+  CHECK(schema.size() == (&schema == &laplacian_schema() ? 26 : 44));
   // Every schema accepts its own defaults.
   CHECK_NOTHROW(Deck::parse("", "empty.toml", {}, schema));
   for (std::size_t i = 0; i < schema.size(); ++i) {
@@ -361,7 +361,7 @@ TEST_CASE("deck error: unknown key lists the keys of its section", "[deck]") {
   CHECK_THROWS_WITH(
       Deck::parse("[kernel]\npoints = 4\n", "lap.toml", {}, laplacian_schema()),
       ContainsSubstring("lap.toml:2: [kernel] points") &&
-          ContainsSubstring("variant, layout, iterate, tile, launch_bounds, m, parts"));
+          ContainsSubstring("variant, layout, iterate, tile, launch_bounds, m, m_slow, parts"));
 }
 
 TEST_CASE("deck error: tables nested deeper than one level", "[deck]") {
@@ -465,6 +465,9 @@ TEST_CASE("deck error: a value that is not one of the choices", "[deck]") {
   CHECK_THROWS_WITH(
       Deck::parse("", "lap.toml", {"kernel.m=3"}, laplacian_schema()),
       ContainsSubstring("[kernel] m = 3") && ContainsSubstring("allowed: 1, 2, 4, 8, 16"));
+  CHECK_THROWS_WITH(
+      Deck::parse("", "lap.toml", {"kernel.m_slow=8"}, laplacian_schema()),
+      ContainsSubstring("[kernel] m_slow = 8") && ContainsSubstring("allowed: 1, 2, 4"));
 }
 
 TEST_CASE("deck error: malformed override", "[deck]") {
