@@ -271,7 +271,8 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
         << format_triple(policy_tile) << "), launch bounds "
         << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
     if (s.kernel.variant != LaplacianVariant::mdrange && !line) out << ", m " << s.kernel.m;
-    if (!march && s.kernel.m_slow > 1) out << " x m_slow " << s.kernel.m_slow;
+    if (s.kernel.variant != LaplacianVariant::mdrange && !line && !march && s.kernel.m_slow > 1)
+      out << " x m_slow " << s.kernel.m_slow;
     if (s.kernel.variant == LaplacianVariant::subdomain) out << ", parts " << s.kernel.parts;
     if (march) out << ", slabs " << s.kernel.parts;
     if (s.kernel.variant != LaplacianVariant::mdrange && !line)
