@@ -100,6 +100,18 @@ void check_exact_quadratic(const Real3& spacing) {
     }
 }
 
+// An H100's limits as Kokkos reports them, for checks that do not need the device.
+ExecLimits h100_limits() {
+  ExecLimits gpu;
+  gpu.backend = "Cuda";
+  gpu.gpu = true;
+  gpu.max_threads_per_block = 1024;
+  gpu.max_block_dims = {1024, 1024, 64};
+  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  gpu.llc_bytes = 50 << 20;
+  return gpu;
+}
+
 }  // namespace
 
 TEST_CASE("quadratic field: discrete Laplacian is exactly 12 at every interior point (double)",
@@ -268,12 +280,7 @@ TEST_CASE("auto iteration makes the contiguous index fastest on host and GPU", "
 }
 
 TEST_CASE("tile validation rejects launches Kokkos would drop or refuse on a GPU", "[mapping]") {
-  ExecLimits gpu;
-  gpu.backend = "Cuda";
-  gpu.gpu = true;
-  gpu.max_threads_per_block = 1024;
-  gpu.max_block_dims = {1024, 1024, 64};
-  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  const ExecLimits gpu = h100_limits();
   const std::array<std::int64_t, 3> big{512, 512, 512};
   using Catch::Matchers::ContainsSubstring;
   CHECK_FALSE(tile_problem({32, 4, 2}, big, gpu, 0));
@@ -301,13 +308,7 @@ TEST_CASE(
     "the GPU default puts 128 threads along the contiguous axis, the rest along y when it is "
     "short",
     "[laplacian]") {
-  ExecLimits gpu;
-  gpu.backend = "Cuda";
-  gpu.gpu = true;
-  gpu.max_threads_per_block = 1024;
-  gpu.max_block_dims = {1024, 1024, 64};
-  gpu.max_grid_dims = {2147483647, 65535, 65535};
-  gpu.llc_bytes = 50 << 20;
+  const ExecLimits gpu = h100_limits();
   struct Case {
     Index3 points;
     Layout layout;
