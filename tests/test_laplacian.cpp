@@ -47,6 +47,23 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
             c.streaming_stores = streaming;
             configs.push_back(c);
           }
+  // Scratch team tiles (contiguous axis, y, slowest axis) within every backend's team scratch,
+  // all larger than some of the grid's extents so that every clamped load and dropped store runs.
+  const std::array<std::int64_t, 3> team_tiles[] = {{32, 2, 2}, {32, 8, 8},  {64, 4, 4},
+                                                    {64, 2, 8}, {128, 2, 4}, {128, 4, 2}};
+  for (const auto& team : team_tiles)
+    for (int parts : {1, 3})
+      for (bool streaming : {false, true}) {
+        LaplacianKernelConfig c;
+        c.variant = LaplacianVariant::scratch;
+        const int contiguous = layout == Layout::right ? 2 : 0;
+        c.tile[contiguous] = team[0];
+        c.tile[1] = team[1];
+        c.tile[2 - contiguous] = team[2];
+        c.parts = parts;
+        c.streaming_stores = streaming;
+        configs.push_back(c);
+      }
   for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
     for (auto variant : {LaplacianVariant::mdrange, LaplacianVariant::register_blocked,
                          LaplacianVariant::subdomain})
@@ -226,6 +243,63 @@ TEST_CASE(
   // LayoutRight: planes are z-y, 256 * 1024 * 8 B = 2 MiB: one part.
   CHECK(auto_subdomain_parts(grid, Layout::right, 8, llc, 8) == 1);
   CHECK(auto_subdomain_parts(grid, Layout::left, 8, 0, 8) == 1);
+  // Scratch tiles 4 planes deep reuse 6 planes: 6 x 8 MiB / 12.5 MiB -> 4 parts at 1024^3.
+  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 6) == 4);
+}
+
+TEST_CASE("scratch tiles cover the update box exactly once", "[laplacian]") {
+  const Grid grid = Grid::whole({70, 50, 9}, {0, 0, 0}, {1, 1, 1});
+  for (Layout layout : {Layout::right, Layout::left})
+    for (int parts : {1, 2, 3, 7, 48})
+      for (std::int64_t y : {2, 4, 8}) {
+        LaplacianKernelConfig config;
+        config.variant = LaplacianVariant::scratch;
+        config.layout = layout;
+        config.parts = parts;
+        config.tile = {0, y, 0};
+        const int contiguous = layout == Layout::right ? 2 : 0;
+        std::vector<int> covered(50, 0);
+        for (const auto& plan : laplacian_detail::plan_scratch(config, grid)) {
+          for (Index j = plan.j_begin; j < plan.j_end; ++j) ++covered[j];
+          INFO("parts " << parts << " y " << y);
+          CHECK(plan.c_origin % laplacian_detail::column_alignment == 0);
+          CHECK(plan.c_origin <= plan.c_begin);
+          CHECK(plan.c_begin == 1);
+          CHECK(plan.c_end == grid.points[contiguous] - 1);
+          CHECK(plan.s_begin == 1);
+          CHECK(plan.s_end == grid.points[2 - contiguous] - 1);
+          CHECK((plan.j_begin - 1) % y == 0);  // parts hold whole tiles
+        }
+        for (Index j = 0; j < 50; ++j) {
+          INFO("parts " << parts << " y " << y << " j " << j);
+          CHECK(covered[j] == (j >= 1 && j < 49 ? 1 : 0));
+        }
+      }
+}
+
+TEST_CASE("scratch tiles outside the compiled set or Kokkos' team scratch are refused",
+          "[laplacian]") {
+  const Grid grid = Grid::whole({40, 40, 40}, {0, 0, 0}, {1, 1, 1});
+  LaplacianKernelConfig config;
+  config.variant = LaplacianVariant::scratch;
+  config.layout = Layout::left;
+  const ExecLimits limits = default_exec_limits();
+  CHECK_FALSE(laplacian_config_problem(config, grid, limits).has_value());  // 64 x 4 x 4
+  config.tile = {48, 4, 4};
+  REQUIRE(laplacian_config_problem(config, grid, limits).has_value());
+  CHECK_THAT(*laplacian_config_problem(config, grid, limits),
+             Catch::Matchers::ContainsSubstring("32, 64 or 128"));
+  config.tile = {64, 4, 16};
+  CHECK(laplacian_config_problem(config, grid, limits).has_value());
+  // 130 x 10 x 10 doubles = 104000 bytes: more than any backend's team scratch in Kokkos 3.4.
+  config.tile = {128, 8, 8};
+  REQUIRE(laplacian_config_problem(config, grid, limits).has_value());
+  CHECK_THAT(*laplacian_config_problem(config, grid, limits),
+             Catch::Matchers::ContainsSubstring("104000 bytes of team scratch"));
+  // In float the same tile needs half: still too much for CUDA's 40 KiB.
+  config.element_bytes = 4;
+  CHECK_THAT(*laplacian_config_problem(config, grid, limits),
+             Catch::Matchers::ContainsSubstring("52000 bytes"));
 }
 
 TEST_CASE("march slabs cover the slowest axis exactly once", "[laplacian]") {

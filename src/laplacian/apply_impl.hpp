@@ -26,6 +26,7 @@ void apply_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
   static const ExecLimits limits = default_exec_limits();
   LaplacianKernelConfig checked = config;
   checked.layout = layout_of<KokkosLayout>();
+  checked.element_bytes = static_cast<int>(sizeof(T));
   if (auto problem = laplacian_config_problem(checked, grid, limits))
     throw std::invalid_argument("Laplacian kernel configuration not valid on " + limits.backend +
                                 ": " + *problem);

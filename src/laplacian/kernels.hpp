@@ -204,6 +204,96 @@ struct MarchStencil {
   }
 };
 
+// A thread team per tile of TC (contiguous axis) x TY (y) x TS (slowest axis) points: the team
+// loads the tile's centres and the halo around it, corners and edges excepted, into team scratch
+// (GPU shared memory) once, then each thread updates the TS points of its (c, y) column from
+// there. A point then costs ((TY + 2)(TS + 2) - 4) / (TY TS) loads through the L2 (1.75 for
+// 64 x 8 x 4) plus the halo columns along the contiguous axis, against 2.5 for the register
+// block of 4 x 2 points, and no thread holds more than its share of the loads in registers.
+// Threads = the team size: TC x TY on GPUs (one column each), 1 on hosts (the thread walks the
+// tile); the loops have constant trip counts so that a GPU thread issues all its loads before the
+// barrier. Rows past the update range are loaded clamped and their results dropped.
+template <class T, class KokkosLayout, int TC, int TY, int TS, int Threads, bool Streaming>
+struct ScratchStencil {
+  using Member = typename Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::member_type;
+  using Scratch = Kokkos::View<T*, Kokkos::DefaultExecutionSpace::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int row_length = TC + 2;         // halo column, TC points, halo column
+  static constexpr int rows = (TY + 2) * (TS + 2);  // rows of the tile and its halo
+  static constexpr int scratch_count = rows * row_length;
+  static constexpr bool x_slowest = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+
+  StencilInput<T, KokkosLayout> u;
+  StencilOutput<T, KokkosLayout> f;
+  StencilCoeffs<T> a;
+  int c_origin, c_tiles;  // first (aligned) contiguous index of tile 0, tiles along that axis
+  int j_begin, j_end, j_tiles;
+  int s_begin, s_end;
+  int c_begin, c_end;
+
+  KOKKOS_FORCEINLINE_FUNCTION T load(const int s, const int j, const int c) const {
+    return x_slowest ? u(s, j, c) : u(c, j, s);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
+    const int tile = member.league_rank();
+    const int c0 = c_origin + (tile % c_tiles) * TC;
+    const int j0 = j_begin + (tile / c_tiles % j_tiles) * TY;
+    const int s0 = s_begin + tile / c_tiles / j_tiles * TS;
+    const int rank = member.team_rank();
+    T* const plane = Scratch(member.team_scratch(0), scratch_count).data();
+
+    // Row q of the scratch holds slowest index s0 - 1 + q / (TY + 2), y index j0 - 1 + q % (TY +
+    // 2).
+    constexpr int centre_loads = rows * TC;
+    for (int n = 0; n < (centre_loads + Threads - 1) / Threads; ++n) {
+      const int e = rank + n * Threads;
+      const int q = e / TC, ss = q / (TY + 2), jj = q % (TY + 2);
+      const bool corner = (ss == 0 || ss == TS + 1) && (jj == 0 || jj == TY + 1);
+      if (e < centre_loads && !corner)
+        plane[q * row_length + 1 + e % TC] = load(
+            clamped(s0 - 1 + ss, s_end), clamped(j0 - 1 + jj, j_end), clamped(c0 + e % TC, c_end));
+    }
+    // The two halo columns along the contiguous axis, for the rows of the tile proper.
+    constexpr int halo_loads = 2 * TY * TS;
+    for (int n = 0; n < (halo_loads + Threads - 1) / Threads; ++n) {
+      const int e = rank + n * Threads;
+      const int row = e / 2, high = e % 2;
+      const int q = (1 + row / TY) * (TY + 2) + 1 + row % TY;
+      const int c = high ? c0 + TC : c0 - 1;
+      if (e < halo_loads)
+        plane[q * row_length + (high ? TC + 1 : 0)] =
+            load(clamped(s0 + row / TY, s_end), clamped(j0 + row % TY, j_end),
+                 c < c_begin - 1 ? c_begin - 1 : clamped(c, c_end));
+    }
+    member.team_barrier();
+
+    for (int n = 0; n < (TC * TY + Threads - 1) / Threads; ++n) {
+      const int e = rank + n * Threads;
+      const int tc = e % TC, ty = e / TC;
+      const int c = c0 + tc, j = j0 + ty;
+      if (e >= TC * TY || c < c_begin || c >= c_end || j >= j_end) continue;
+      for (int ss = 1; ss <= TS; ++ss) {
+        if (s0 - 1 + ss >= s_end) break;
+        const T* here = plane + (ss * (TY + 2) + ty + 1) * row_length + tc + 1;
+        const T centre = here[0], c_minus = here[-1], c_plus = here[1];
+        const T y_minus = here[-row_length], y_plus = here[row_length];
+        const T s_minus = here[-(TY + 2) * row_length], s_plus = here[(TY + 2) * row_length];
+        const T result =
+            x_slowest ? stencil7(centre, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, a)
+                      : stencil7(centre, c_minus, c_plus, y_minus, y_plus, s_minus, s_plus, a);
+        const int s = s0 - 1 + ss;
+        store_output<Streaming>(x_slowest ? &f(s, j, c) : &f(c, j, s), result);
+      }
+    }
+  }
+
+  // Indices past the update range read the boundary or halo plane at `end`, always allocated.
+  KOKKOS_FORCEINLINE_FUNCTION static int clamped(const int index, const int end) {
+    return index <= end ? index : end;
+  }
+};
+
 // The march variant's launch: policy (contiguous index, j, slab), tile in that order.
 struct MarchPlan {
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
@@ -212,6 +302,15 @@ struct MarchPlan {
 MarchPlan plan_march(const LaplacianKernelConfig& config, const Grid& grid);
 // The march policy's tile for `config` (deck entries of the contiguous axis and y, 1 slab).
 std::array<std::int64_t, 3> march_tile(const LaplacianKernelConfig& config);
+
+// The scratch variant's launches, one per y part: tiles start at c_origin (a multiple of
+// column_alignment) along the contiguous axis, at j_begin and s_begin along y and the slowest axis.
+struct ScratchPlan {
+  int c_origin = 0, c_begin = 0, c_end = 0;
+  int j_begin = 0, j_end = 0;
+  int s_begin = 0, s_end = 0;
+};
+std::vector<ScratchPlan> plan_scratch(const LaplacianKernelConfig& config, const Grid& grid);
 
 using LinePolicy =
     Kokkos::MDRangePolicy<Kokkos::DefaultExecutionSpace,
@@ -298,10 +397,68 @@ void apply_march(const LaplacianKernelConfig& config, const Grid& grid,
   });
 }
 
+// Calls body(std::integral_constant<int, N>) for a scratch tile entry along the contiguous axis
+// (32, 64 or 128 points).
+template <class Body>
+void dispatch_scratch_contiguous(std::int64_t extent, Body&& body) {
+  if (extent == 32) return body(std::integral_constant<int, 32>{});
+  if (extent == 64) return body(std::integral_constant<int, 64>{});
+  if (extent == 128) return body(std::integral_constant<int, 128>{});
+  throw std::invalid_argument("scratch tile along the contiguous axis must be 32, 64 or 128");
+}
+
+// The same for y and the slowest axis (2, 4 or 8 points).
+template <class Body>
+void dispatch_scratch_across(std::int64_t extent, Body&& body) {
+  if (extent == 2) return body(std::integral_constant<int, 2>{});
+  if (extent == 4) return body(std::integral_constant<int, 4>{});
+  if (extent == 8) return body(std::integral_constant<int, 8>{});
+  throw std::invalid_argument("scratch tile along y and the slowest axis must be 2, 4 or 8");
+}
+
+template <class T, class KokkosLayout>
+void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
+                   const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+  const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
+  const ScratchTile tile = scratch_tile(config);
+  constexpr bool host =
+      std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value;
+  dispatch_scratch_contiguous(tile.contiguous, [&](auto tc) {
+    dispatch_scratch_across(tile.y, [&](auto ty) {
+      dispatch_scratch_across(tile.slow, [&](auto ts) {
+        constexpr int TC = decltype(tc)::value, TY = decltype(ty)::value, TS = decltype(ts)::value;
+        constexpr int Threads = host ? 1 : TC * TY;
+        auto launch_with = [&](auto streaming) {
+          using Stencil =
+              ScratchStencil<T, KokkosLayout, TC, TY, TS, Threads, decltype(streaming)::value>;
+          using Policy =
+              Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace, Kokkos::LaunchBounds<Threads, 1>>;
+          for (const ScratchPlan& plan : plan_scratch(config, grid)) {
+            const int c_tiles = (plan.c_end - plan.c_origin + TC - 1) / TC;
+            const int j_tiles = (plan.j_end - plan.j_begin + TY - 1) / TY;
+            const int s_tiles = (plan.s_end - plan.s_begin + TS - 1) / TS;
+            Policy policy(c_tiles * j_tiles * s_tiles, Threads);
+            policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes<T>(tile)));
+            Kokkos::parallel_for(
+                "kstencil::laplacian::scratch", policy,
+                Stencil{u, f, a, plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
+                        plan.s_begin, plan.s_end, plan.c_begin, plan.c_end});
+          }
+        };
+        if (config.streaming_stores)
+          launch_with(std::true_type{});
+        else
+          launch_with(std::false_type{});
+      });
+    });
+  });
+}
+
 template <class T, class KokkosLayout>
 void apply(const LaplacianKernelConfig& config, const Grid& grid,
            const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
   if (config.variant == LaplacianVariant::march) return apply_march(config, grid, u, f);
+  if (config.variant == LaplacianVariant::scratch) return apply_scratch(config, grid, u, f);
   const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
   if (config.variant == LaplacianVariant::line) {
     const Box box = grid.to_local(laplacian_update_box(grid));

@@ -19,7 +19,8 @@ enum class LaplacianVariant {
                      // registers
   subdomain,         // the y range split into parts launched one after another
   line,              // a work item sweeps a whole line of the contiguous axis (vectorised on CPUs)
-  march              // a work item marches along the slowest axis, planes kept in registers
+  march,             // a work item marches along the slowest axis, planes kept in registers
+  scratch            // a thread team shares its tile and halo through team scratch memory
 };
 
 LaplacianVariant parse_laplacian_variant(const std::string& word);
@@ -28,14 +29,28 @@ std::string to_string(LaplacianVariant variant);
 struct LaplacianKernelConfig {
   LaplacianVariant variant = LaplacianVariant::mdrange;
   Layout layout = Layout::right;  // of the fields (apply_laplacian sets it from its View type)
+  int element_bytes = 8;          // of the field values (apply_laplacian sets it likewise)
   Mapping mapping;
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;                      // 0 = none, else max threads per block
   int m = 1;  // points per work item along y (register_blocked, subdomain); planes per step (march)
   int m_slow = 1;  // points per work item along the slowest axis (register_blocked, subdomain)
-  int parts = 1;   // y parts (subdomain); slabs along the slowest axis (march)
+  int parts = 1;   // y parts (subdomain, scratch); slabs along the slowest axis (march)
   bool streaming_stores = true;  // march: GPU stores marked evict-first
 };
+
+// The scratch variant's team tile in points along the contiguous axis, y and the slowest axis:
+// config.tile (axis order x, y, z) with 0 entries taken from the default 64 x 4 x 4.
+struct ScratchTile {
+  std::int64_t contiguous = 64, y = 4, slow = 4;
+};
+ScratchTile scratch_tile(const LaplacianKernelConfig& config);
+// Team scratch of one tile: its points and the halo around them.
+template <class T>
+std::int64_t scratch_bytes(const ScratchTile& tile) {
+  return (tile.y + 2) * (tile.slow + 2) * (tile.contiguous + 2) *
+         static_cast<std::int64_t>(sizeof(T));
+}
 
 // f = seed 000's 7-point formula, evaluated in one fixed order by every variant so that results
 // agree bitwise: u*(-2)(1/hx^2+1/hy^2+1/hz^2) + (x neighbours)/hx^2 + (y ...)/hy^2 + (z ...)/hz^2.
@@ -86,10 +101,12 @@ void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const G
                                     const Field<const T, KokkosLayout>& u,
                                     const Field<T, KokkosLayout>& f);
 
-// Number of y parts for the subdomain variant so that three planes (cross-sections normal to the
-// slowest axis) of one part fit in a quarter of the last-level cache.
+// Number of y parts for the subdomain and scratch variants so that `planes` planes (cross-sections
+// normal to the slowest axis) of one part fit in a quarter of the last-level cache; parts hold
+// whole blocks of m points along y. Subdomain reuses three planes, scratch its tile's extent along
+// the slowest axis plus two.
 int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
-                         int m);
+                         int m, int planes = 3);
 
 // Number of slabs along the slowest axis for the march variant: enough work items (one per point
 // of a plane) for `waves` times the threads the device holds at once, at least m planes per slab.

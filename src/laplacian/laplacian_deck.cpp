@@ -21,8 +21,11 @@ const Schema& laplacian_schema() {
            "the "
            "contiguous axis (ignores tile, iterate, launch_bounds, m, parts); march = one work "
            "item per column along the slowest axis (ignores iterate and the slowest axis' tile "
-           "entry)")
-           .choices({"auto", "mdrange", "register-blocked", "subdomain", "line", "march"})},
+           "entry); scratch = one thread team per tile, shared through team scratch memory; "
+           "tile = the team's tile in points (0 = 64 along the contiguous axis, 4 along y and "
+           "the slowest axis), ignores iterate, launch_bounds, m, m_slow)")
+           .choices(
+               {"auto", "mdrange", "register-blocked", "subdomain", "line", "march", "scratch"})},
       kernel_trait_keys(),
       {Key("kernel", "m", T::integer, "8",
            "points per work item along y (register-blocked, subdomain); planes loaded per step "
@@ -34,12 +37,14 @@ const Schema& laplacian_schema() {
            "shares the centre values between its points")
            .int_choices({1, 2, 4}),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
-           "subdomain: parts of the y range launched one after another, auto = sized so three "
-           "planes fit in a quarter of the last-level cache; march: slabs of the slowest axis, "
-           "auto = enough work items to fill the device")
+           "subdomain, scratch: parts of the y range launched one after another, auto = sized "
+           "so the planes a tile reuses (three; scratch: its slowest-axis extent + 2) fit in a "
+           "quarter of the last-level cache; march: slabs of the slowest axis, auto = enough work "
+           "items to fill the device")
            .min(1),
        Key("kernel", "streaming_stores", T::boolean, "true",
-           "register-blocked, subdomain, march: GPU stores of the result marked evict-first "
+           "register-blocked, subdomain, march, scratch: GPU stores of the result marked "
+           "evict-first "
            "(CUDA st.global.cs, HIP non-temporal) so they leave the L2 to the input; plain "
            "stores on the host")},
       {Key("laplacian", "field", T::string, R"("sine")",

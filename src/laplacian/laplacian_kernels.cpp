@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <stdexcept>
 
 #include "laplacian/kernels.hpp"
@@ -11,6 +13,7 @@ LaplacianVariant parse_laplacian_variant(const std::string& word) {
   if (word == "subdomain") return LaplacianVariant::subdomain;
   if (word == "line") return LaplacianVariant::line;
   if (word == "march") return LaplacianVariant::march;
+  if (word == "scratch") return LaplacianVariant::scratch;
   throw std::invalid_argument("unknown Laplacian variant " + word);
 }
 
@@ -26,6 +29,8 @@ std::string to_string(LaplacianVariant variant) {
       return "line";
     case LaplacianVariant::march:
       return "march";
+    case LaplacianVariant::scratch:
+      return "scratch";
   }
   return "?";
 }
@@ -102,7 +107,40 @@ std::array<std::int64_t, 3> march_tile(const LaplacianKernelConfig& config) {
   return {config.tile[config.layout == Layout::right ? 2 : 0], config.tile[1], 1};
 }
 
+std::vector<ScratchPlan> plan_scratch(const LaplacianKernelConfig& config, const Grid& grid) {
+  const Box box = grid.to_local(laplacian_update_box(grid));
+  if (box.empty()) return {};
+  const ScratchTile tile = scratch_tile(config);
+  const int slow = config.layout == Layout::right ? 0 : 2;
+  const int contiguous = 2 - slow;
+  const Index parts = std::max(config.parts, 1);
+  Index chunk = (box.extent(1) + parts - 1) / parts;
+  chunk = (chunk + tile.y - 1) / tile.y * tile.y;  // whole tiles per part
+  std::vector<ScratchPlan> plans;
+  for (Index j0 = box.lo[1]; j0 < box.hi[1]; j0 += chunk) {
+    ScratchPlan plan;
+    plan.c_begin = static_cast<int>(box.lo[contiguous]);
+    plan.c_end = static_cast<int>(box.hi[contiguous]);
+    plan.c_origin = static_cast<int>(box.lo[contiguous] / column_alignment * column_alignment);
+    plan.j_begin = static_cast<int>(j0);
+    plan.j_end = static_cast<int>(std::min(j0 + chunk, box.hi[1]));
+    plan.s_begin = static_cast<int>(box.lo[slow]);
+    plan.s_end = static_cast<int>(box.hi[slow]);
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
 }  // namespace laplacian_detail
+
+ScratchTile scratch_tile(const LaplacianKernelConfig& config) {
+  const int contiguous = config.layout == Layout::right ? 2 : 0;
+  ScratchTile tile;
+  if (config.tile[contiguous] > 0) tile.contiguous = config.tile[contiguous];
+  if (config.tile[1] > 0) tile.y = config.tile[1];
+  if (config.tile[2 - contiguous] > 0) tile.slow = config.tile[2 - contiguous];
+  return tile;
+}
 
 std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& config,
                                                  const Grid& grid) {
@@ -120,6 +158,7 @@ std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& co
     shape.tile[2] = shape.extents[2] = 1;
     return {shape};
   }
+  if (config.variant == LaplacianVariant::scratch) return shapes;  // a TeamPolicy, no tile
   if (config.variant == LaplacianVariant::march) {
     const MarchPlan plan = plan_march(config, grid);
     if (plan.slab == 0) return shapes;
@@ -145,6 +184,39 @@ std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& co
   return shapes;
 }
 
+namespace {
+
+std::optional<std::string> scratch_problem(const LaplacianKernelConfig& config,
+                                           const ExecLimits& limits) {
+  const ScratchTile tile = scratch_tile(config);
+  const std::string shape = std::to_string(tile.contiguous) + " x " + std::to_string(tile.y) +
+                            " x " + std::to_string(tile.slow) +
+                            " (contiguous axis x y x slowest axis)";
+  const auto one_of = [](std::int64_t v, std::initializer_list<std::int64_t> allowed) {
+    return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
+  };
+  if (!one_of(tile.contiguous, {32, 64, 128}) || !one_of(tile.y, {2, 4, 8}) ||
+      !one_of(tile.slow, {2, 4, 8}))
+    return "scratch tile " + shape +
+           ": the contiguous axis takes 32, 64 or 128 points, y and the slowest axis 2, 4 or 8";
+  const std::int64_t threads = tile.contiguous * tile.y;
+  if (limits.gpu && limits.max_threads_per_block > 0 && threads > limits.max_threads_per_block)
+    return "scratch tile " + shape + " needs " + std::to_string(threads) +
+           " threads per team, more than the " + std::to_string(limits.max_threads_per_block) +
+           " a block may have";
+  const std::int64_t bytes =
+      config.element_bytes == 4 ? scratch_bytes<float>(tile) : scratch_bytes<double>(tile);
+  const std::int64_t available =
+      Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::scratch_size_max(0);
+  if (bytes > available)
+    return "scratch tile " + shape + " needs " + std::to_string(bytes) +
+           " bytes of team scratch, more than the " + std::to_string(available) +
+           " Kokkos allows per team";
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig& config,
                                                     const Grid& grid, const ExecLimits& limits) {
   if (config.m != 1 && config.m != 2 && config.m != 4 && config.m != 8 && config.m != 16)
@@ -152,6 +224,7 @@ std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig&
   if (config.m_slow != 1 && config.m_slow != 2 && config.m_slow != 4)
     return "m_slow must be 1, 2 or 4";
   if (config.parts < 1) return "parts must be at least 1";
+  if (config.variant == LaplacianVariant::scratch) return scratch_problem(config, limits);
   for (const auto& shape : laplacian_launch_shapes(config, grid))
     if (auto problem = tile_problem(shape.tile, shape.extents, limits, config.launch_bounds))
       return "policy tile " + format_triple(shape.tile) + " over extents " +
@@ -160,7 +233,7 @@ std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig&
 }
 
 int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
-                         int m) {
+                         int m, int planes) {
   if (llc_bytes <= 0) return 1;
   const Index contiguous = grid.local_extents()[layout == Layout::left ? 0 : 2];
   const Index ny = grid.local_extents()[1];
@@ -168,7 +241,7 @@ int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std
   // A quarter, not all of it: H100's L2 is two partitions, and with 2048 x 1024 x 256 in layout
   // left 2 parts (three planes = 48% of the L2) reached 0.74 of memcpy, 4 parts 0.85
   // (docs/PERFORMANCE.md).
-  const Index parts = static_cast<Index>(std::ceil(3.0 * plane_bytes / (0.25 * llc_bytes)));
+  const Index parts = static_cast<Index>(std::ceil(planes * plane_bytes / (0.25 * llc_bytes)));
   const Index max_parts = std::max<Index>((laplacian_update_box(grid).extent(1) + m - 1) / m, 1);
   return static_cast<int>(std::clamp<Index>(parts, 1, max_parts));
 }

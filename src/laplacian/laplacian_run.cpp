@@ -24,6 +24,7 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   LaplacianKernelConfig config;
   config.mapping = mapping;
   config.layout = layout;
+  config.element_bytes = element_bytes;
   // Host (2-core development machine, Kokkos 3.4, 256^3 double): MDRange reaches 0.31 of the
   // copy bandwidth whatever the tile, register blocking 0.09-0.14; lines along the contiguous axis
   // let the compiler vectorise (docs/PERFORMANCE.md).
@@ -83,6 +84,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     s.kernel.variant = parse_laplacian_variant(s.requested_variant);
     s.kernel.mapping = mapping;
     s.kernel.layout = s.layout;
+    s.kernel.element_bytes = element_bytes;
     s.kernel.tile = deck.integer3("kernel", "tile");
     s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
     s.kernel.m = static_cast<int>(deck.integer("kernel", "m"));
@@ -93,12 +95,27 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     else if (s.kernel.variant == LaplacianVariant::march)
       s.kernel.parts =
           auto_march_parts(s.grid, s.layout, limits.resident_threads, march_waves, s.kernel.m);
+    else if (s.kernel.variant == LaplacianVariant::scratch)
+      s.kernel.parts = auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes,
+                                            static_cast<int>(scratch_tile(s.kernel).y),
+                                            static_cast<int>(scratch_tile(s.kernel).slow) + 2);
     else
       s.kernel.parts =
           auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes, s.kernel.m);
   }
-  if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits))
+  if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits)) {
+    if (s.kernel.variant == LaplacianVariant::scratch)
+      throw deck.error(
+          "kernel", "tile", "not valid on " + limits.backend + ": " + *problem,
+          "team tiles of 32, 64 or 128 points along the contiguous axis by 2, 4 or 8 along y and "
+          "along the slowest axis (x y z order, 0 = default), within " +
+              std::to_string(
+                  Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::scratch_size_max(0)) +
+              " bytes of team scratch" +
+              (limits.gpu ? " and " + std::to_string(limits.max_threads_per_block) + " threads"
+                          : std::string()));
     throw tile_error(deck, limits, *problem, s.kernel.mapping.describe());
+  }
   return s;
 }
 
@@ -174,6 +191,14 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
     axis_tile = z_lines ? std::array<std::int64_t, 3>{slab, policy_tile[1], policy_tile[0]}
                         : std::array<std::int64_t, 3>{policy_tile[0], policy_tile[1], slab};
   }
+  const bool scratch = s.kernel.variant == LaplacianVariant::scratch;
+  const ScratchTile team_tile = scratch_tile(s.kernel);
+  if (scratch)
+    axis_tile =
+        z_lines ? std::array<std::int64_t, 3>{team_tile.slow, team_tile.y, team_tile.contiguous}
+                : std::array<std::int64_t, 3>{team_tile.contiguous, team_tile.y, team_tile.slow};
+  const std::size_t launches =
+      scratch ? laplacian_detail::plan_scratch(s.kernel, s.grid).size() : shapes.size();
   const std::string variant = to_string(s.kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
   std::string mapping = s.kernel.mapping.describe();
@@ -183,8 +208,12 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
   if (march)
     mapping = z_lines ? "policy (k,j,slab), columns along x, Iterate::Left"
                       : "policy (i,j,slab), columns along z, Iterate::Left";
-  const std::string iterate = line || march ? s.requested_iterate + " (not used by " + variant + ")"
-                                            : s.requested_iterate + " -> " + mapping;
+  if (scratch)
+    mapping = "one team of " + std::to_string(limits.gpu ? team_tile.contiguous * team_tile.y : 1) +
+              " threads per tile, tiles along the contiguous axis first";
+  const std::string iterate = line || march || scratch
+                                  ? s.requested_iterate + " (not used by " + variant + ")"
+                                  : s.requested_iterate + " -> " + mapping;
 
   nlohmann::ordered_json summary = {{"kernel", "laplacian"},
                                     {"variant", variant},
@@ -194,7 +223,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                     {"mapping", mapping},
                                     {"tile", axis_tile},
                                     {"policy_tile", policy_tile},
-                                    {"launches", shapes.size()},
+                                    {"launches", launches},
                                     {"launch_bounds", s.kernel.launch_bounds},
                                     {"m", s.kernel.m},
                                     {"m_slow", s.kernel.m_slow},
@@ -267,13 +296,18 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
         << s.grid.spacing[2] << "), " << precision << "\n"
         << "  kernel        " << variant << (s.requested_variant == "auto" ? " (auto)" : "")
         << ", layout " << to_string(s.layout) << ", iterate " << iterate << "\n"
-        << "  tile          " << format_triple(axis_tile) << " (x y z; policy order "
-        << format_triple(policy_tile) << "), launch bounds "
-        << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
-    if (s.kernel.variant != LaplacianVariant::mdrange && !line) out << ", m " << s.kernel.m;
-    if (s.kernel.variant != LaplacianVariant::mdrange && !line && !march && s.kernel.m_slow > 1)
-      out << " x m_slow " << s.kernel.m_slow;
-    if (s.kernel.variant == LaplacianVariant::subdomain) out << ", parts " << s.kernel.parts;
+        << "  tile          " << format_triple(axis_tile);
+    if (scratch)
+      out << " (x y z; points per team)";
+    else
+      out << " (x y z; policy order " << format_triple(policy_tile) << "), launch bounds "
+          << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
+    const bool blocked = s.kernel.variant != LaplacianVariant::mdrange && !line && !scratch;
+    if (blocked) out << ", m " << s.kernel.m;
+    if (blocked && !march && s.kernel.m_slow > 1) out << " x m_slow " << s.kernel.m_slow;
+    if (scratch) out << ", team scratch " << scratch_bytes<T>(team_tile) << " bytes";
+    if (s.kernel.variant == LaplacianVariant::subdomain || scratch)
+      out << ", parts " << s.kernel.parts;
     if (march) out << ", slabs " << s.kernel.parts;
     if (s.kernel.variant != LaplacianVariant::mdrange && !line)
       out << (s.kernel.streaming_stores && limits.gpu ? ", streaming stores" : ", plain stores");
