@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -130,9 +130,31 @@ def configurations(name, sizes):
                                        "kernel.variant=subdomain", f"kernel.m={m}",
                                        f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
                                        "kernel.launch_bounds=128"]
+    elif name == "registers":
+        # The launch bound as a register cap for 128-thread blocks: none lets ptxas take what it
+        # likes, 128 and 256 up to 255 registers, 512 caps at 128 and 1024 at 64 (more blocks per SM).
+        for size in sizes or [(512, 512, 512), (1024, 1024, 1024), (2048, 1024, 256)]:
+            blocks = ((4, 2), (2, 4), (4, 4), (8, 2)) if size == (512, 512, 512) else ((4, 2), (2, 4))
+            for layout, (m, m_slow), bounds in itertools.product(("right", "left"), blocks,
+                                                                  (0, 128, 512, 1024)):
+                yield name, size, [f"kernel.layout={layout}", "run.precision=double",
+                                   "kernel.variant=subdomain", f"kernel.m={m}",
+                                   f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
+                                   f"kernel.launch_bounds={bounds}"]
+    elif name == "scratch":
+        # Team tiles of the scratch variant (policy order: contiguous axis, y, slowest axis) that
+        # fit CUDA's 40 KiB of team scratch per team in double, against the default.
+        for size in sizes or [(512, 512, 512)]:
+            for layout in ("right", "left"):
+                base = [f"kernel.layout={layout}", "run.precision=double"]
+                yield name, size, base + ["kernel.variant=auto"]
+                for c, y, s in itertools.product((32, 64, 128), (2, 4, 8), (2, 4, 8)):
+                    if (c + 2) * (y + 2) * (s + 2) * 8 <= 40 * 1024:
+                        yield name, size, base + ["kernel.variant=scratch",
+                                                  f"kernel.tile=[{c},{y},{s}]"]
     else:
         sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores, "
-                 "blocking, shapes, sizes)")
+                 "blocking, shapes, sizes, registers, scratch)")
 
 
 def tile_for_gpu(overrides, layout):
