@@ -3,8 +3,8 @@
 # binaries plus the shared libraries they need that are not the system's, MPI's or the driver's.
 #
 #   scripts/device-bundle.sh [BUILD_DIR=build/cuda] [OUT=.device]
-# Also packs OUT into OUT.tgz (a third of the size, for size-limited transfers).
-# Then, there: tar xzf .device.tgz; LD_LIBRARY_PATH=$PWD/.device/lib .device/kstencil info
+# Also packs OUT into OUT.txz (xz: a fifth of the size, for size-limited transfers).
+# Then, there: tar xJf .device.txz; LD_LIBRARY_PATH=$PWD/.device/lib .device/kstencil info
 set -euo pipefail
 build=${1:-build/cuda}
 out=${2:-.device}
@@ -19,5 +19,5 @@ for binary in "$out/kstencil" "$out/kstencil_tests"; do
     [[ "$name" =~ $skip ]] || cp -Lu "$path" "$out/lib/$name"
   done
 done
-tar czf "$out.tgz" "$out"
-du -sh "$out" "$out.tgz"
+tar cf - "$out" | xz -T0 -6 >"$out.txz"
+du -sh "$out" "$out.txz"
