@@ -324,38 +324,27 @@ inline LinePolicy line_policy(const Box& box, Layout layout) {
                     {static_cast<int>(box.hi[slow]), static_cast<int>(box.hi[1])});
 }
 
+// Calls body(std::integral_constant<int, V>) for the V of Values equal to `value`; false if none
+// is.
+template <int... Values, class Body>
+bool dispatch_constant(std::int64_t value, Body&& body) {
+  return ((value == Values && (body(std::integral_constant<int, Values>{}), true)) || ...);
+}
+
 // Calls body(std::integral_constant<int, MS>) for the runtime points per work item along the
 // slowest axis.
 template <class Body>
 void dispatch_slow_points_per_item(int m_slow, Body&& body) {
-  switch (m_slow) {
-    case 1:
-      return body(std::integral_constant<int, 1>{});
-    case 2:
-      return body(std::integral_constant<int, 2>{});
-    case 4:
-      return body(std::integral_constant<int, 4>{});
-  }
-  throw std::invalid_argument(
-      "points per work item along the slowest axis (m_slow) must be 1, 2 or 4");
+  if (!dispatch_constant<1, 2, 4>(m_slow, body))
+    throw std::invalid_argument(
+        "points per work item along the slowest axis (m_slow) must be 1, 2 or 4");
 }
 
 // Calls body(std::integral_constant<int, M>) for the runtime points per work item.
 template <class Body>
 void dispatch_points_per_item(int m, Body&& body) {
-  switch (m) {
-    case 1:
-      return body(std::integral_constant<int, 1>{});
-    case 2:
-      return body(std::integral_constant<int, 2>{});
-    case 4:
-      return body(std::integral_constant<int, 4>{});
-    case 8:
-      return body(std::integral_constant<int, 8>{});
-    case 16:
-      return body(std::integral_constant<int, 16>{});
-  }
-  throw std::invalid_argument("points per work item (m) must be 1, 2, 4, 8 or 16");
+  if (!dispatch_constant<1, 2, 4, 8, 16>(m, body))
+    throw std::invalid_argument("points per work item (m) must be 1, 2, 4, 8 or 16");
 }
 
 template <Kokkos::Iterate Iter, unsigned LaunchBound>
@@ -397,25 +386,6 @@ void apply_march(const LaplacianKernelConfig& config, const Grid& grid,
   });
 }
 
-// Calls body(std::integral_constant<int, N>) for a scratch tile entry along the contiguous axis
-// (32, 64 or 128 points).
-template <class Body>
-void dispatch_scratch_contiguous(std::int64_t extent, Body&& body) {
-  if (extent == 32) return body(std::integral_constant<int, 32>{});
-  if (extent == 64) return body(std::integral_constant<int, 64>{});
-  if (extent == 128) return body(std::integral_constant<int, 128>{});
-  throw std::invalid_argument("scratch tile along the contiguous axis must be 32, 64 or 128");
-}
-
-// The same for y and the slowest axis (2, 4 or 8 points).
-template <class Body>
-void dispatch_scratch_across(std::int64_t extent, Body&& body) {
-  if (extent == 2) return body(std::integral_constant<int, 2>{});
-  if (extent == 4) return body(std::integral_constant<int, 4>{});
-  if (extent == 8) return body(std::integral_constant<int, 8>{});
-  throw std::invalid_argument("scratch tile along y and the slowest axis must be 2, 4 or 8");
-}
-
 template <class T, class KokkosLayout>
 void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
                    const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
@@ -423,9 +393,10 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
   const ScratchTile tile = scratch_tile(config);
   constexpr bool host =
       std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value;
-  dispatch_scratch_contiguous(tile.contiguous, [&](auto tc) {
-    dispatch_scratch_across(tile.y, [&](auto ty) {
-      dispatch_scratch_across(tile.slow, [&](auto ts) {
+  bool compiled = false;
+  dispatch_constant<32, 64, 128>(tile.contiguous, [&](auto tc) {
+    dispatch_constant<2, 4, 8>(tile.y, [&](auto ty) {
+      compiled = dispatch_constant<2, 4, 8>(tile.slow, [&](auto ts) {
         constexpr int TC = decltype(tc)::value, TY = decltype(ty)::value, TS = decltype(ts)::value;
         constexpr int Threads = host ? 1 : TC * TY;
         auto launch_with = [&](auto streaming) {
@@ -452,6 +423,10 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
       });
     });
   });
+  if (!compiled)
+    throw std::invalid_argument(
+        "scratch tile must be 32, 64 or 128 points along the contiguous axis and 2, 4 or 8 along "
+        "y and the slowest axis");
 }
 
 template <class T, class KokkosLayout>
