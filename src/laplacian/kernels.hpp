@@ -41,6 +41,30 @@ using StencilInput = Kokkos::View<const T***, KokkosLayout,
 template <class T, class KokkosLayout>
 using StencilOutput = Kokkos::View<T***, KokkosLayout, Kokkos::MemoryTraits<Kokkos::Restrict>>;
 
+// Kernels that walk the slowest axis, y and the contiguous axis (x, y, z in LayoutRight; z, y, x in
+// LayoutLeft) index fields and evaluate the stencil by those roles through the two helpers below.
+template <class KokkosLayout>
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool x_is_slowest() {
+  return std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+}
+
+// v at slowest-axis index s, y index j, contiguous index c.
+template <class View>
+KOKKOS_FORCEINLINE_FUNCTION decltype(auto) at_slow_y_contiguous(const View& v, const int s,
+                                                                const int j, const int c) {
+  return x_is_slowest<typename View::array_layout>() ? v(s, j, c) : v(c, j, s);
+}
+
+// stencil7 with the neighbours given by axis role, passed on in stencil7's x, y, z order.
+template <class KokkosLayout, class T>
+KOKKOS_FORCEINLINE_FUNCTION T stencil7_by_role(const T centre, const T s_minus, const T s_plus,
+                                               const T y_minus, const T y_plus, const T c_minus,
+                                               const T c_plus, const StencilCoeffs<T>& a) {
+  return x_is_slowest<KokkosLayout>()
+             ? stencil7(centre, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, a)
+             : stencil7(centre, c_minus, c_plus, y_minus, y_plus, s_minus, s_plus, a);
+}
+
 // One point per work item.
 template <class T, class KokkosLayout, bool Reversed>
 struct PointStencil {
@@ -73,11 +97,7 @@ struct ColumnStencil {
   int s_begin, s_end;  // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
   int c_begin, c_end;  // update range along the contiguous axis; the policy starts aligned below
 
-  static constexpr bool x_slowest = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
-
-  KOKKOS_FORCEINLINE_FUNCTION T load(const int s, const int j, const int c) const {
-    return x_slowest ? u(s, j, c) : u(c, j, s);
-  }
+  static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
 
   KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int block, const int p2) const {
     const int x_index = Reversed ? p2 : p0;
@@ -94,7 +114,7 @@ struct ColumnStencil {
       for (int n = 0; n < M + 2; ++n) {
         const bool corner = (p == 0 || p == MS + 1) && (n == 0 || n == M + 1);
         const int j = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
-        centre[p][n] = corner ? T(0) : load(s, j, c);
+        centre[p][n] = corner ? T(0) : at_slow_y_contiguous(u, s, j, c);
       }
     }
     T result[MS][M];
@@ -102,20 +122,19 @@ struct ColumnStencil {
       const int s = s0 + p < s_end ? s0 + p : s_end - 1;
       for (int n = 0; n < M; ++n) {
         const int j = j0 + n < j_end ? j0 + n : j_end - 1;
-        const T c_minus = load(s, j, c - 1), c_plus = load(s, j, c + 1);
+        const T c_minus = at_slow_y_contiguous(u, s, j, c - 1);
+        const T c_plus = at_slow_y_contiguous(u, s, j, c + 1);
         const T centre_here = centre[p + 1][n + 1];
         const T y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
         const T s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];
-        result[p][n] =
-            x_slowest ? stencil7(centre_here, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, a)
-                      : stencil7(centre_here, c_minus, c_plus, y_minus, y_plus, s_minus, s_plus, a);
+        result[p][n] = stencil7_by_role<KokkosLayout>(centre_here, s_minus, s_plus, y_minus, y_plus,
+                                                      c_minus, c_plus, a);
       }
     }
     for (int p = 0; p < MS; ++p)
       for (int n = 0; n < M; ++n)
         if (s0 + p < s_end && j0 + n < j_end)
-          store_output<Streaming>(x_slowest ? &f(s0 + p, j0 + n, c) : &f(c, j0 + n, s0 + p),
-                                  result[p][n]);
+          store_output<Streaming>(&at_slow_y_contiguous(f, s0 + p, j0 + n, c), result[p][n]);
   }
 };
 
@@ -164,7 +183,7 @@ struct MarchStencil {
   int slab;                  // planes per slab
 
   KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int part) const {
-    constexpr bool x_columns = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+    constexpr bool x_columns = x_is_slowest<KokkosLayout>();
     const std::ptrdiff_t s_slow = x_columns ? u.stride(0) : u.stride(2);
     const std::ptrdiff_t s_c = x_columns ? u.stride(2) : u.stride(0);
     const std::ptrdiff_t s_y = u.stride(1);
@@ -192,10 +211,8 @@ struct MarchStencil {
       }
       for (int n = 0; n < M; ++n) {
         if (s + n >= last) break;
-        const T result = x_columns ? stencil7(plane[n + 1], plane[n], plane[n + 2], y_minus[n],
-                                              y_plus[n], c_minus[n], c_plus[n], a)
-                                   : stencil7(plane[n + 1], c_minus[n], c_plus[n], y_minus[n],
-                                              y_plus[n], plane[n], plane[n + 2], a);
+        const T result = stencil7_by_role<KokkosLayout>(
+            plane[n + 1], plane[n], plane[n + 2], y_minus[n], y_plus[n], c_minus[n], c_plus[n], a);
         store_output<Streaming>(out + (s + n) * s_slow, result);
       }
       below = plane[M];
@@ -221,7 +238,6 @@ struct ScratchStencil {
   static constexpr int row_length = TC + 2;         // halo column, TC points, halo column
   static constexpr int rows = (TY + 2) * (TS + 2);  // rows of the tile and its halo
   static constexpr int scratch_count = rows * row_length;
-  static constexpr bool x_slowest = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
 
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
@@ -231,10 +247,6 @@ struct ScratchStencil {
   int s_begin, s_end;
   int c_begin, c_end;
 
-  KOKKOS_FORCEINLINE_FUNCTION T load(const int s, const int j, const int c) const {
-    return x_slowest ? u(s, j, c) : u(c, j, s);
-  }
-
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
     const int tile = member.league_rank();
     const int c0 = c_origin + (tile % c_tiles) * TC;
@@ -243,16 +255,16 @@ struct ScratchStencil {
     const int rank = member.team_rank();
     T* const plane = Scratch(member.team_scratch(0), scratch_count).data();
 
-    // Row q of the scratch holds slowest index s0 - 1 + q / (TY + 2), y index j0 - 1 + q % (TY +
-    // 2).
+    // Scratch row q holds slowest index s0 - 1 + q / (TY + 2) and y index j0 - 1 + q % (TY + 2).
     constexpr int centre_loads = rows * TC;
     for (int n = 0; n < (centre_loads + Threads - 1) / Threads; ++n) {
       const int e = rank + n * Threads;
       const int q = e / TC, ss = q / (TY + 2), jj = q % (TY + 2);
       const bool corner = (ss == 0 || ss == TS + 1) && (jj == 0 || jj == TY + 1);
       if (e < centre_loads && !corner)
-        plane[q * row_length + 1 + e % TC] = load(
-            clamped(s0 - 1 + ss, s_end), clamped(j0 - 1 + jj, j_end), clamped(c0 + e % TC, c_end));
+        plane[q * row_length + 1 + e % TC] =
+            at_slow_y_contiguous(u, clamped(s0 - 1 + ss, s_end), clamped(j0 - 1 + jj, j_end),
+                                 clamped(c0 + e % TC, c_end));
     }
     // The two halo columns along the contiguous axis, for the rows of the tile proper.
     constexpr int halo_loads = 2 * TY * TS;
@@ -263,8 +275,8 @@ struct ScratchStencil {
       const int c = high ? c0 + TC : c0 - 1;
       if (e < halo_loads)
         plane[q * row_length + (high ? TC + 1 : 0)] =
-            load(clamped(s0 + row / TY, s_end), clamped(j0 + row % TY, j_end),
-                 c < c_begin - 1 ? c_begin - 1 : clamped(c, c_end));
+            at_slow_y_contiguous(u, clamped(s0 + row / TY, s_end), clamped(j0 + row % TY, j_end),
+                                 c < c_begin - 1 ? c_begin - 1 : clamped(c, c_end));
     }
     member.team_barrier();
 
@@ -279,11 +291,9 @@ struct ScratchStencil {
         const T centre = here[0], c_minus = here[-1], c_plus = here[1];
         const T y_minus = here[-row_length], y_plus = here[row_length];
         const T s_minus = here[-(TY + 2) * row_length], s_plus = here[(TY + 2) * row_length];
-        const T result =
-            x_slowest ? stencil7(centre, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, a)
-                      : stencil7(centre, c_minus, c_plus, y_minus, y_plus, s_minus, s_plus, a);
-        const int s = s0 - 1 + ss;
-        store_output<Streaming>(x_slowest ? &f(s, j, c) : &f(c, j, s), result);
+        const T result = stencil7_by_role<KokkosLayout>(centre, s_minus, s_plus, y_minus, y_plus,
+                                                        c_minus, c_plus, a);
+        store_output<Streaming>(&at_slow_y_contiguous(f, s0 - 1 + ss, j, c), result);
       }
     }
   }

@@ -36,7 +36,7 @@ struct LaplacianKernelConfig {
   int m = 1;  // points per work item along y (register_blocked, subdomain); planes per step (march)
   int m_slow = 1;  // points per work item along the slowest axis (register_blocked, subdomain)
   int parts = 1;   // y parts (subdomain, scratch); slabs along the slowest axis (march)
-  bool streaming_stores = true;  // march: GPU stores marked evict-first
+  bool streaming_stores = true;  // column, march and scratch kernels: GPU stores marked evict-first
 };
 
 // The scratch variant's team tile in points along the contiguous axis, y and the slowest axis:
