@@ -50,24 +50,25 @@ def configurations(name, sizes):
                                               f"kernel.parts={parts}", "kernel.tile=[256,1,1]",
                                               "kernel.launch_bounds=256"]
     elif name == "march":
-        # The march variant against the default: steps, threads, slabs, stores (GPU policy order).
+        # The march variant (blocks of m points along y marching along the slowest axis) against
+        # the default: block, threads, slabs, stores (GPU policy order: contiguous axis first).
         for size in sizes or [(512, 512, 512), (2048, 1024, 256)]:
             for layout in ("right", "left"):
                 base = [f"kernel.layout={layout}", "run.precision=double"]
                 yield name, size, base + ["kernel.variant=auto"]
-                for m, threads in itertools.product((1, 2, 4), (128, 256)):
+                for m, threads in itertools.product((2, 4, 8), (128, 256)):
                     yield name, size, base + ["kernel.variant=march", f"kernel.m={m}",
                                               f"kernel.launch_bounds={threads}",
                                               f"kernel.tile=[{threads},1,1]"]
-                march = base + ["kernel.variant=march", "kernel.m=2", "kernel.launch_bounds=256",
-                                "kernel.tile=[256,1,1]"]
+                march = base + ["kernel.variant=march", "kernel.m=4", "kernel.launch_bounds=128",
+                                "kernel.tile=[128,1,1]"]
                 yield name, size, march + ["kernel.streaming_stores=false"]
-                for parts in (1, 2, 8):
+                for parts in (2, 8, 32):
                     yield name, size, march + [f"kernel.parts={parts}"]
-        for size in sizes or [(512, 512, 512), (2048, 1024, 256)]:
-            for m in (2, 4):
-                yield name, size, ["kernel.layout=right", "run.precision=float", "kernel.variant=march",
-                                   f"kernel.m={m}", "kernel.launch_bounds=256", "kernel.tile=[256,1,1]"]
+                for m in (4, 8):
+                    yield name, size, [f"kernel.layout={layout}", "run.precision=float",
+                                       "kernel.variant=march", f"kernel.m={m}",
+                                       "kernel.launch_bounds=128", "kernel.tile=[128,1,1]"]
     elif name == "stores":
         # Evict-first stores in the register-blocked kernels, and slab counts for the plane cliff.
         for size in sizes or [(512, 512, 512), (2048, 1024, 256)]:

@@ -7,9 +7,11 @@
 #include <limits>
 #include <vector>
 
+#include "core/deck.hpp"
 #include "laplacian/compare.hpp"
 #include "laplacian/kernels.hpp"
 #include "laplacian/laplacian.hpp"
+#include "laplacian/laplacian_deck.hpp"
 #include "laplacian/laplacian_run.hpp"
 
 using namespace kstencil;
@@ -79,6 +81,7 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
                 // blocked axes are what it adds).
                 if (m_slow > 1 && (parts != 1) == (variant == LaplacianVariant::subdomain))
                   continue;
+                if (m * m_slow > max_block_points) continue;  // refused: see the test below
                 LaplacianKernelConfig c;
                 c.variant = variant;
                 c.mapping = resolve_mapping(layout, order, gpu_mapping);
@@ -302,6 +305,31 @@ TEST_CASE("scratch tiles outside the compiled set or Kokkos' team scratch are re
              Catch::Matchers::ContainsSubstring("52000 bytes"));
 }
 
+TEST_CASE("register blocks of more than max_block_points points are refused", "[laplacian]") {
+  const Grid grid = Grid::whole({20, 20, 20}, {0, 0, 0}, {1, 1, 1});
+  const ExecLimits limits = default_exec_limits();
+  LaplacianKernelConfig config;
+  config.variant = LaplacianVariant::register_blocked;
+  config.m = 8;
+  config.m_slow = 4;
+  REQUIRE(laplacian_config_problem(config, grid, limits));
+  CHECK_THAT(*laplacian_config_problem(config, grid, limits),
+             Catch::Matchers::ContainsSubstring("m x m_slow must be at most 16"));
+  config.m_slow = 2;
+  CHECK_FALSE(laplacian_config_problem(config, grid, limits));
+  config.variant = LaplacianVariant::march;  // march ignores m_slow
+  config.m_slow = 4;
+  CHECK_FALSE(laplacian_config_problem(config, grid, limits));
+
+  const Deck deck = Deck::parse("", "lap.toml",
+                                {"kernel.variant=\"subdomain\"", "kernel.m=16", "kernel.m_slow=2"},
+                                laplacian_schema());
+  CHECK_THROWS_WITH(laplacian_setup_from_deck(deck, limits),
+                    Catch::Matchers::ContainsSubstring("lap.toml: [kernel] m_slow = 2") &&
+                        Catch::Matchers::ContainsSubstring("a block of 32 points") &&
+                        Catch::Matchers::ContainsSubstring("m x m_slow at most 16"));
+}
+
 TEST_CASE("march slabs cover the slowest axis exactly once", "[laplacian]") {
   const Grid grid = Grid::whole({11, 5, 37}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::left, Layout::right})
@@ -327,17 +355,20 @@ TEST_CASE("march slabs cover the slowest axis exactly once", "[laplacian]") {
 
 TEST_CASE("auto march slabs give enough work items for the device", "[laplacian]") {
   const std::int64_t h100 = 132 * 2048;
-  // 512^3: a plane holds 510 * 510 = 260100 work items; 4 waves of 270336 threads -> 5 slabs.
+  // 512^3, m = 4: a plane holds 510 * 128 = 65280 work items; 4 waves of 270336 threads -> 17.
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_march_parts(cube, Layout::right, h100, 4, 4) == 5);
-  CHECK(auto_march_parts(cube, Layout::left, h100, 4, 4) == 5);
-  // 2048 x 1024 x 256, layout left: 2046 * 1022 work items fill the GPU in one slab.
+  CHECK(auto_march_parts(cube, Layout::right, h100, 4, 4) == 17);
+  CHECK(auto_march_parts(cube, Layout::left, h100, 4, 4) == 17);
+  CHECK(auto_march_parts(cube, Layout::left, h100, 1, 4) == 5);
+  CHECK(auto_march_parts(cube, Layout::left, h100, 1, 1) == 2);  // 510 * 510 items per plane
+  // 2048 x 1024 x 256, layout left: 2046 * 256 work items per plane -> 3 slabs; layout right
+  // 254 * 256 -> 17.
   const Grid flat = Grid::whole({2048, 1024, 256}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_march_parts(flat, Layout::left, h100, 4, 4) == 1);
-  CHECK(auto_march_parts(flat, Layout::right, h100, 4, 4) == 5);
-  // Never slabs thinner than m planes; a host with 2 threads needs one slab.
-  const Grid thin = Grid::whole({64, 64, 10}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_march_parts(thin, Layout::left, h100, 4, 4) == 2);
+  CHECK(auto_march_parts(flat, Layout::left, h100, 4, 4) == 3);
+  CHECK(auto_march_parts(flat, Layout::right, h100, 4, 4) == 17);
+  // Never slabs thinner than march_min_slab planes; a host with 2 threads needs one slab.
+  const Grid thin = Grid::whole({64, 64, 20}, {0, 0, 0}, {1, 1, 1});
+  CHECK(auto_march_parts(thin, Layout::left, h100, 4, 4) == 18 / march_min_slab);
   CHECK(auto_march_parts(thin, Layout::left, 2, 4, 4) == 1);
 }
 

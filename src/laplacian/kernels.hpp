@@ -2,6 +2,7 @@
 // Kernel bodies of the Laplacian variants and the MDRange policies that launch them.
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -167,56 +168,68 @@ struct LineStencil {
   }
 };
 
-// A column along the slowest axis per work item (seed 000's kernel 7 taken to its end, "2.5D
-// blocking"): the planes below, at and above the current one stay in registers as the work item
-// marches, so u comes from memory once per point whatever the plane size (no last-level-cache
-// cliff) and only the four in-plane neighbours go through the caches, where the neighbouring work
-// items of the same block have just brought them. Each step loads M planes before it stores any.
-// The policy runs over (contiguous axis, y, slab); slabs cut the slowest axis so that small grids
-// still have enough work items. LayoutRight marches along x, LayoutLeft along z.
+// A block of M points along y per work item, marching along the slowest axis through its slab
+// (seed 000's kernel 7 taken to its end, "2.5D blocking", with kernel 5's register block along y):
+// the M + 2 rows of the plane being updated and the M rows below and above it stay in registers,
+// so a point costs (M + 2) / M loads through the L2 whatever the plane size (no last-level-cache
+// cliff) plus its two neighbours along the contiguous axis, which the work items beside it in the
+// warp bring into the L1. Each step issues the loads of the step after it before it computes and
+// stores its own points, so one step's loads are in flight while the previous step's results go
+// out. The policy counts points along the contiguous axis from a multiple of column_alignment
+// (the items before c_begin return at once), blocks of M points along y and slabs.
 template <class T, class KokkosLayout, int M, bool Streaming>
 struct MarchStencil {
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
+  int j_begin, j_end;        // update range along y
   int slow_begin, slow_end;  // update range along the slowest axis
   int slab;                  // planes per slab
+  int c_begin, c_end;        // update range along the contiguous axis
 
-  KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int part) const {
-    constexpr bool x_columns = x_is_slowest<KokkosLayout>();
-    const std::ptrdiff_t s_slow = x_columns ? u.stride(0) : u.stride(2);
-    const std::ptrdiff_t s_c = x_columns ? u.stride(2) : u.stride(0);
-    const std::ptrdiff_t s_y = u.stride(1);
+  KOKKOS_INLINE_FUNCTION void operator()(const int c, const int block, const int part) const {
+    if (c < c_begin || c >= c_end) return;
     const int first = slow_begin + part * slab;
     const int last = first + slab < slow_end ? first + slab : slow_end;  // exclusive
-    const T* KOKKOS_RESTRICT in = u.data() + c * s_c + j * s_y;
-    T* KOKKOS_RESTRICT out = f.data() + c * s_c + j * s_y;
-    T below = in[(first - 1) * s_slow];
-    T centre = in[first * s_slow];
-    for (int s = first; s < last; s += M) {
-      T plane[M + 2];  // centres of planes s - 1 ... s + M
-      T c_minus[M], c_plus[M], y_minus[M], y_plus[M];
-      plane[0] = below;
-      plane[1] = centre;
+    const int j0 = j_begin + block * M;
+    // Row n holds y index j0 - 1 + n; rows and planes past the update range are loaded clamped
+    // (j_end and slow_end are boundary or halo planes, always allocated) and results dropped.
+    int row[M + 2];
+    for (int n = 0; n < M + 2; ++n) row[n] = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
+    T below[M + 2], here[M + 2], above[M + 2], c_minus[M], c_plus[M];
+    for (int n = 0; n < M + 2; ++n) {
+      below[n] = at_slow_y_contiguous(u, first - 1, row[n], c);
+      here[n] = at_slow_y_contiguous(u, first, row[n], c);
+      above[n] = at_slow_y_contiguous(u, first + 1 <= slow_end ? first + 1 : slow_end, row[n], c);
+    }
+    for (int n = 0; n < M; ++n) {
+      c_minus[n] = at_slow_y_contiguous(u, first, row[n + 1], c - 1);
+      c_plus[n] = at_slow_y_contiguous(u, first, row[n + 1], c + 1);
+    }
+    for (int s = first; s < last; ++s) {
+      const int ahead = s + 2 <= slow_end ? s + 2 : slow_end;
+      const int next = s + 1 < last ? s + 1 : s;
+      T coming[M + 2], next_minus[M], next_plus[M];
+      for (int n = 0; n < M + 2; ++n) coming[n] = at_slow_y_contiguous(u, ahead, row[n], c);
       for (int n = 0; n < M; ++n) {
-        // Planes past the slab are loaded clamped (slow_end is a boundary plane, always there)
-        // and their results dropped.
-        const int ahead = s + 1 + n <= slow_end ? s + 1 + n : slow_end;
-        plane[n + 2] = in[ahead * s_slow];
-        const std::ptrdiff_t p = (s + n < last ? s + n : last - 1) * s_slow;
-        c_minus[n] = in[p - s_c];
-        c_plus[n] = in[p + s_c];
-        y_minus[n] = in[p - s_y];
-        y_plus[n] = in[p + s_y];
+        next_minus[n] = at_slow_y_contiguous(u, next, row[n + 1], c - 1);
+        next_plus[n] = at_slow_y_contiguous(u, next, row[n + 1], c + 1);
+      }
+      for (int n = 0; n < M; ++n)
+        if (j0 + n < j_end)
+          store_output<Streaming>(
+              &at_slow_y_contiguous(f, s, j0 + n, c),
+              stencil7_by_role<KokkosLayout>(here[n + 1], below[n + 1], above[n + 1], here[n],
+                                             here[n + 2], c_minus[n], c_plus[n], a));
+      for (int n = 0; n < M + 2; ++n) {
+        below[n] = here[n];
+        here[n] = above[n];
+        above[n] = coming[n];
       }
       for (int n = 0; n < M; ++n) {
-        if (s + n >= last) break;
-        const T result = stencil7_by_role<KokkosLayout>(
-            plane[n + 1], plane[n], plane[n + 2], y_minus[n], y_plus[n], c_minus[n], c_plus[n], a);
-        store_output<Streaming>(out + (s + n) * s_slow, result);
+        c_minus[n] = next_minus[n];
+        c_plus[n] = next_plus[n];
       }
-      below = plane[M];
-      centre = plane[M + 1];
     }
   }
 };
@@ -304,10 +317,13 @@ struct ScratchStencil {
   }
 };
 
-// The march variant's launch: policy (contiguous index, j, slab), tile in that order.
+// The march variant's launch: policy (contiguous index from a multiple of column_alignment,
+// blocks of m points along y, slab), tile in that order.
 struct MarchPlan {
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
+  int j_begin = 0, j_end = 0;
   int slow_begin = 0, slow_end = 0, slab = 0;
+  int c_begin = 0, c_end = 0;
 };
 MarchPlan plan_march(const LaplacianKernelConfig& config, const Grid& grid);
 // The march policy's tile for `config` (deck entries of the contiguous axis and y, 1 slab).
@@ -386,7 +402,8 @@ void apply_march(const LaplacianKernelConfig& config, const Grid& grid,
       auto launch_with = [&](auto streaming) {
         Kokkos::parallel_for("kstencil::laplacian::march", policy,
                              MarchStencil<T, KokkosLayout, M, decltype(streaming)::value>{
-                                 u, f, a, plan.slow_begin, plan.slow_end, plan.slab});
+                                 u, f, a, plan.j_begin, plan.j_end, plan.slow_begin, plan.slow_end,
+                                 plan.slab, plan.c_begin, plan.c_end});
       };
       if (config.streaming_stores)
         launch_with(std::true_type{});
@@ -459,32 +476,44 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
   dispatch_traits(
       config.mapping, config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
         constexpr bool Reversed = decltype(reversed)::value;
-        constexpr Kokkos::Iterate Iter = decltype(iterate)::value;
-        constexpr unsigned Bound = decltype(bound)::value;
-        for (const auto& plan : plans) {
-          const auto policy =
-              make_policy<Iter, Bound>(plan, resolved_tile<Iter, Bound>(plan, tile));
-          if (plan.column) {
-            dispatch_points_per_item(config.m, [&](auto points) {
-              dispatch_slow_points_per_item(config.m_slow, [&](auto slow_points) {
-                auto launch_with = [&](auto streaming) {
-                  Kokkos::parallel_for(
-                      "kstencil::laplacian::register_blocked", policy,
-                      ColumnStencil<T, KokkosLayout, Reversed, decltype(points)::value,
-                                    decltype(slow_points)::value, decltype(streaming)::value>{
-                          u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
-                          static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
-                          static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end)});
-                };
-                if (config.streaming_stores)
-                  launch_with(std::true_type{});
-                else
-                  launch_with(std::false_type{});
+        // Only LayoutRight fields resolve to the reversed policy order (resolve_mapping); the
+        // other layouts' bodies for it are not compiled.
+        if constexpr (Reversed && !x_is_slowest<KokkosLayout>()) {
+          throw std::invalid_argument("reversed policy order is only used with LayoutRight");
+        } else {
+          constexpr Kokkos::Iterate Iter = decltype(iterate)::value;
+          constexpr unsigned Bound = decltype(bound)::value;
+          for (const auto& plan : plans) {
+            const auto policy =
+                make_policy<Iter, Bound>(plan, resolved_tile<Iter, Bound>(plan, tile));
+            if (plan.column) {
+              dispatch_points_per_item(config.m, [&](auto points) {
+                dispatch_slow_points_per_item(config.m_slow, [&](auto slow_points) {
+                  constexpr int M = decltype(points)::value, MS = decltype(slow_points)::value;
+                  if constexpr (M * MS > max_block_points) {
+                    throw std::invalid_argument("m x m_slow must be at most " +
+                                                std::to_string(max_block_points));
+                  } else {
+                    auto launch_with = [&](auto streaming) {
+                      Kokkos::parallel_for(
+                          "kstencil::laplacian::register_blocked", policy,
+                          ColumnStencil<T, KokkosLayout, Reversed, M, MS,
+                                        decltype(streaming)::value>{
+                              u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
+                              static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
+                              static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end)});
+                    };
+                    if (config.streaming_stores)
+                      launch_with(std::true_type{});
+                    else
+                      launch_with(std::false_type{});
+                  }
+                });
               });
-            });
-          } else {
-            Kokkos::parallel_for("kstencil::laplacian::mdrange", policy,
-                                 PointStencil<T, KokkosLayout, Reversed>{u, f, a});
+            } else {
+              Kokkos::parallel_for("kstencil::laplacian::mdrange", policy,
+                                   PointStencil<T, KokkosLayout, Reversed>{u, f, a});
+            }
           }
         }
       });

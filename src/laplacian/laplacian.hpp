@@ -19,7 +19,7 @@ enum class LaplacianVariant {
                      // registers
   subdomain,         // the y range split into parts launched one after another
   line,              // a work item sweeps a whole line of the contiguous axis (vectorised on CPUs)
-  march,             // a work item marches along the slowest axis, planes kept in registers
+  march,             // a work item (m points along y) marches along the slowest axis
   scratch            // a thread team shares its tile and halo through team scratch memory
 };
 
@@ -108,8 +108,20 @@ void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const G
 int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
                          int m, int planes = 3);
 
-// Number of slabs along the slowest axis for the march variant: enough work items (one per point
-// of a plane) for `waves` times the threads the device holds at once, at least m planes per slab.
+// Largest register block m x m_slow the register-blocked and subdomain variants compile: larger
+// blocks need 254-255 registers or spill on sm_90 (docs/PERFORMANCE.md, "Registers and spills"),
+// and leaving them out keeps the GPU builds' kernel count down.
+inline constexpr int max_block_points = 16;
+inline bool too_large_register_block(const LaplacianKernelConfig& config) {
+  const bool blocked = config.variant == LaplacianVariant::register_blocked ||
+                       config.variant == LaplacianVariant::subdomain;
+  return blocked && config.m * config.m_slow > max_block_points;
+}
+
+// Number of slabs along the slowest axis for the march variant: enough work items (one per block
+// of m points along y in a plane) for `waves` times the threads the device holds at once, at
+// least march_min_slab planes per slab (each slab loads three planes before its first update).
+inline constexpr int march_min_slab = 8;
 int auto_march_parts(const Grid& grid, Layout layout, std::int64_t resident_threads, int waves,
                      int m);
 

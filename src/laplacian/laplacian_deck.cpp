@@ -20,21 +20,21 @@ const Schema& laplacian_schema() {
            "launch_bounds, m, m_slow, parts, streaming_stores); line = one work item per line of "
            "the "
            "contiguous axis (ignores tile, iterate, launch_bounds, m, parts); march = one work "
-           "item per column along the slowest axis (ignores iterate and the slowest axis' tile "
-           "entry); scratch = one thread team per tile, shared through team scratch memory; "
+           "item per block of m points along y, marching along the slowest axis through a slab "
+           "(ignores iterate, m_slow and the slowest axis' tile entry); scratch = one thread team "
+           "per tile, shared through team scratch memory; "
            "tile = the team's tile in points (0 = 64 along the contiguous axis, 4 along y and "
            "the slowest axis), ignores iterate, launch_bounds, m, m_slow)")
            .choices(
                {"auto", "mdrange", "register-blocked", "subdomain", "line", "march", "scratch"})},
       kernel_trait_keys(),
       {Key("kernel", "m", T::integer, "8",
-           "points per work item along y (register-blocked, subdomain); planes loaded per step "
-           "(march)")
+           "points per work item along y (register-blocked, subdomain, march)")
            .int_choices({1, 2, 4, 8, 16}),
        Key("kernel", "m_slow", T::integer, "1",
            "points per work item along the slowest axis (x in layout right, z in layout left) "
-           "for register-blocked and subdomain: a work item updates an m x m_slow block and "
-           "shares the centre values between its points")
+           "for register-blocked and subdomain: a work item updates an m x m_slow block (at most "
+           "16 points) and shares the centre values between its points")
            .int_choices({1, 2, 4}),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
            "subdomain, scratch: parts of the y range launched one after another, auto = sized "

@@ -94,12 +94,18 @@ MarchPlan plan_march(const LaplacianKernelConfig& config, const Grid& grid) {
   if (box.empty()) return plan;
   const int contiguous = config.layout == Layout::right ? 2 : 0;
   const int slow = 2 - contiguous;
+  const Index m = std::max(config.m, 1);
   const Index parts = std::clamp<Index>(config.parts, 1, box.extent(slow));
+  plan.j_begin = static_cast<int>(box.lo[1]);
+  plan.j_end = static_cast<int>(box.hi[1]);
   plan.slow_begin = static_cast<int>(box.lo[slow]);
   plan.slow_end = static_cast<int>(box.hi[slow]);
   plan.slab = static_cast<int>((box.extent(slow) + parts - 1) / parts);
-  plan.lower = {box.lo[contiguous], box.lo[1], 0};
-  plan.upper = {box.hi[contiguous], box.hi[1], (box.extent(slow) + plan.slab - 1) / plan.slab};
+  plan.c_begin = static_cast<int>(box.lo[contiguous]);
+  plan.c_end = static_cast<int>(box.hi[contiguous]);
+  plan.lower = {box.lo[contiguous] / column_alignment * column_alignment, 0, 0};
+  plan.upper = {box.hi[contiguous], (box.extent(1) + m - 1) / m,
+                (box.extent(slow) + plan.slab - 1) / plan.slab};
   return plan;
 }
 
@@ -223,6 +229,8 @@ std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig&
     return "m must be 1, 2, 4, 8 or 16";
   if (config.m_slow != 1 && config.m_slow != 2 && config.m_slow != 4)
     return "m_slow must be 1, 2 or 4";
+  if (too_large_register_block(config))
+    return "m x m_slow must be at most " + std::to_string(max_block_points);
   if (config.parts < 1) return "parts must be at least 1";
   if (config.variant == LaplacianVariant::scratch) return scratch_problem(config, limits);
   for (const auto& shape : laplacian_launch_shapes(config, grid))
@@ -251,10 +259,11 @@ int auto_march_parts(const Grid& grid, Layout layout, std::int64_t resident_thre
   const Box box = laplacian_update_box(grid);
   if (box.empty()) return 1;
   const int contiguous = layout == Layout::right ? 2 : 0;
-  const Index plane_items = box.extent(contiguous) * box.extent(1);
+  const Index blocks = (box.extent(1) + std::max(m, 1) - 1) / std::max(m, 1);
+  const Index plane_items = box.extent(contiguous) * blocks;
   const Index wanted = static_cast<Index>(waves) * std::max<std::int64_t>(resident_threads, 1);
   const Index parts = (wanted + plane_items - 1) / plane_items;
-  const Index max_parts = std::max<Index>(box.extent(2 - contiguous) / std::max(m, 1), 1);
+  const Index max_parts = std::max<Index>(box.extent(2 - contiguous) / march_min_slab, 1);
   return static_cast<int>(std::clamp<Index>(parts, 1, max_parts));
 }
 

@@ -15,7 +15,7 @@ namespace kstencil {
 
 namespace {
 // Work items per resident thread the march variant's automatic slab count aims for.
-constexpr int march_waves = 4;
+constexpr int march_waves = 2;
 }  // namespace
 
 LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout layout,
@@ -90,6 +90,12 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     s.kernel.m = static_cast<int>(deck.integer("kernel", "m"));
     s.kernel.m_slow = static_cast<int>(deck.integer("kernel", "m_slow"));
     s.kernel.streaming_stores = deck.boolean("kernel", "streaming_stores");
+    if (too_large_register_block(s.kernel))
+      throw deck.error("kernel", "m_slow",
+                       "with m = " + std::to_string(s.kernel.m) + " a block of " +
+                           std::to_string(s.kernel.m * s.kernel.m_slow) + " points",
+                       "m x m_slow at most " + std::to_string(max_block_points) +
+                           " for register-blocked and subdomain (larger blocks spill)");
     if (!deck.is_auto("kernel", "parts"))
       s.kernel.parts = static_cast<int>(deck.integer("kernel", "parts"));
     else if (s.kernel.variant == LaplacianVariant::march)
