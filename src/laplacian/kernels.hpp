@@ -170,13 +170,14 @@ struct LineStencil {
 
 // A block of M points along y per work item, marching along the slowest axis through its slab
 // (seed 000's kernel 7 taken to its end, "2.5D blocking", with kernel 5's register block along y):
-// the M + 2 rows of the plane being updated and the M rows below and above it stay in registers,
-// so a point costs (M + 2) / M loads through the L2 whatever the plane size (no last-level-cache
-// cliff) plus its two neighbours along the contiguous axis, which the work items beside it in the
-// warp bring into the L1. Each step issues the loads of the step after it before it computes and
-// stores its own points, so one step's loads are in flight while the previous step's results go
-// out. The policy counts points along the contiguous axis from a multiple of column_alignment
-// (the items before c_begin return at once), blocks of M points along y and slabs.
+// the M + 2 rows (the block and one row either side) of the planes below, at and above the one
+// being updated stay in registers, so a point costs (M + 2) / M loads through the L2 whatever the
+// plane size (no last-level-cache cliff) plus its two neighbours along the contiguous axis, which
+// the work items beside it in the warp bring into the L1. Each step issues the loads of the step
+// after it before it computes and stores its own points, so one step's loads are in flight while
+// the previous step's results go out. The policy counts points along the contiguous axis from a
+// multiple of column_alignment (the items before c_begin return at once), blocks of M points along
+// y and slabs.
 template <class T, class KokkosLayout, int M, bool Streaming>
 struct MarchStencil {
   StencilInput<T, KokkosLayout> u;
