@@ -358,6 +358,15 @@ bool dispatch_constant(std::int64_t value, Body&& body) {
   return ((value == Values && (body(std::integral_constant<int, Values>{}), true)) || ...);
 }
 
+// Calls body(std::true_type) for evict-first stores, body(std::false_type) for plain ones.
+template <class Body>
+void dispatch_store_kind(bool streaming_stores, Body&& body) {
+  if (streaming_stores)
+    body(std::true_type{});
+  else
+    body(std::false_type{});
+}
+
 // Calls body(std::integral_constant<int, MS>) for the runtime points per work item along the
 // slowest axis.
 template <class Body>
@@ -400,16 +409,12 @@ void apply_march(const LaplacianKernelConfig& config, const Grid& grid,
         launch, resolved_tile<Kokkos::Iterate::Left, Bound>(launch, tile));
     dispatch_points_per_item(config.m, [&](auto points) {
       constexpr int M = decltype(points)::value;
-      auto launch_with = [&](auto streaming) {
+      dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
         Kokkos::parallel_for("kstencil::laplacian::march", policy,
                              MarchStencil<T, KokkosLayout, M, decltype(streaming)::value>{
                                  u, f, a, plan.j_begin, plan.j_end, plan.slow_begin, plan.slow_end,
                                  plan.slab, plan.c_begin, plan.c_end});
-      };
-      if (config.streaming_stores)
-        launch_with(std::true_type{});
-      else
-        launch_with(std::false_type{});
+      });
     });
   });
 }
@@ -427,7 +432,7 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
       compiled = dispatch_constant<2, 4, 8>(tile.slow, [&](auto ts) {
         constexpr int TC = decltype(tc)::value, TY = decltype(ty)::value, TS = decltype(ts)::value;
         constexpr int Threads = host ? 1 : TC * TY;
-        auto launch_with = [&](auto streaming) {
+        dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
           using Stencil =
               ScratchStencil<T, KokkosLayout, TC, TY, TS, Threads, decltype(streaming)::value>;
           using Policy =
@@ -443,11 +448,7 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
                 Stencil{u, f, a, plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
                         plan.s_begin, plan.s_end, plan.c_begin, plan.c_end});
           }
-        };
-        if (config.streaming_stores)
-          launch_with(std::true_type{});
-        else
-          launch_with(std::false_type{});
+        });
       });
     });
   });
@@ -495,7 +496,7 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
                     throw std::invalid_argument("m x m_slow must be at most " +
                                                 std::to_string(max_block_points));
                   } else {
-                    auto launch_with = [&](auto streaming) {
+                    dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
                       Kokkos::parallel_for(
                           "kstencil::laplacian::register_blocked", policy,
                           ColumnStencil<T, KokkosLayout, Reversed, M, MS,
@@ -503,11 +504,7 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
                               u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
                               static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
                               static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end)});
-                    };
-                    if (config.streaming_stores)
-                      launch_with(std::true_type{});
-                    else
-                      launch_with(std::false_type{});
+                    });
                   }
                 });
               });

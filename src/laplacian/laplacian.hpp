@@ -33,7 +33,7 @@ struct LaplacianKernelConfig {
   Mapping mapping;
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;                      // 0 = none, else max threads per block
-  int m = 1;  // points per work item along y (register_blocked, subdomain); planes per step (march)
+  int m = 1;       // points per work item along y (register_blocked, subdomain, march)
   int m_slow = 1;  // points per work item along the slowest axis (register_blocked, subdomain)
   int parts = 1;   // y parts (subdomain, scratch); slabs along the slowest axis (march)
   bool streaming_stores = true;  // column, march and scratch kernels: GPU stores marked evict-first
