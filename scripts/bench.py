@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|registers|scratch|lanes] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -153,30 +153,9 @@ def configurations(name, sizes):
                     if (c + 2) * (y + 2) * (s + 2) * 8 <= 40 * 1024:
                         yield name, size, base + ["kernel.variant=scratch",
                                                   f"kernel.tile=[{c},{y},{s}]"]
-    elif name == "lanes":
-        # Contiguous-axis neighbours from the lanes beside a work item: register blocks (m along y
-        # x m_slow along the slowest axis) with 128-thread blocks under launch bounds 128 (up to
-        # 255 registers) and 512 (at most 128), and march blocks.
-        for size in sizes or [(512, 512, 512), (2048, 1024, 256)]:
-            for layout in ("right", "left"):
-                for precision in ("double", "float"):
-                    base = [f"kernel.layout={layout}", f"run.precision={precision}"]
-                    yield name, size, base + ["kernel.variant=auto"]
-                    blocks = {"double": ((4, 1, 128), (8, 1, 128), (2, 2, 128), (4, 2, 128),
-                                         (2, 4, 128), (4, 4, 128), (4, 2, 512), (2, 4, 512),
-                                         (8, 1, 512)),
-                              "float": ((4, 2, 128), (4, 2, 512), (8, 2, 512))}[precision]
-                    for m, m_slow, bound in blocks:
-                        yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
-                                                  f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
-                                                  f"kernel.launch_bounds={bound}"]
-                    for m in (4, 8):
-                        yield name, size, base + ["kernel.variant=march", f"kernel.m={m}",
-                                                  "kernel.tile=[128,1,1]", "kernel.launch_bounds=128",
-                                                  "kernel.streaming_stores=false"]
     else:
         sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores, "
-                 "blocking, shapes, sizes, registers, scratch, lanes)")
+                 "blocking, shapes, sizes, registers, scratch)")
 
 
 def tile_for_gpu(overrides, layout):

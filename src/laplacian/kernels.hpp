@@ -6,7 +6,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/lanes.hpp"
 #include "core/policy.hpp"
 #include "core/stores.hpp"
 #include "laplacian/laplacian.hpp"
@@ -85,10 +84,9 @@ struct PointStencil {
 // A block of M points along y by MS along the slowest axis per work item (AMD kernel 5, blocked
 // in two directions). The (M + 2) x (MS + 2) centres around the block, corners excepted, are
 // loaded once and serve as neighbours of each other, so a point costs ((M + 2)(MS + 2) - 4) / (M
-// MS) loads through the L2 (MS = 1, M = 4: 3.5; MS = 2, M = 4: 2.5); its two neighbours along the
-// contiguous axis come from the lanes beside it (ContiguousLanes) or, at warp edges, from the L1,
-// which those lanes have just filled. All loads are issued before the stores (M and MS are
-// compile-time constants so the loops unroll).
+// MS) loads through the L2 plus its two neighbours along the contiguous axis, which the work items
+// beside it in the warp have just brought into the L1 (MS = 1, M = 4: 3.5; MS = 4, M = 4: 2). All
+// loads are issued before the stores (M and MS are compile-time constants so the loops unroll).
 // The policy counts blocks along y and the slowest axis, points along the contiguous axis.
 // Streaming: stores marked evict-first, as kernel 5's non-temporal stores.
 template <class T, class KokkosLayout, bool Reversed, int M, int MS, bool Streaming>
@@ -120,17 +118,14 @@ struct ColumnStencil {
         centre[p][n] = corner ? T(0) : at_slow_y_contiguous(u, s, j, c);
       }
     }
-    // Lanes are matched by their points' addresses in f (reads of u return values on GPUs).
-    const ContiguousLanes lanes(&at_slow_y_contiguous(f, s0, j0, c));
     T result[MS][M];
     for (int p = 0; p < MS; ++p) {
       const int s = s0 + p < s_end ? s0 + p : s_end - 1;
       for (int n = 0; n < M; ++n) {
         const int j = j0 + n < j_end ? j0 + n : j_end - 1;
+        const T c_minus = at_slow_y_contiguous(u, s, j, c - 1);
+        const T c_plus = at_slow_y_contiguous(u, s, j, c + 1);
         const T centre_here = centre[p + 1][n + 1];
-        const T before = lanes.from_before(centre_here), after = lanes.from_after(centre_here);
-        const T c_minus = lanes.before_holds() ? before : at_slow_y_contiguous(u, s, j, c - 1);
-        const T c_plus = lanes.after_holds() ? after : at_slow_y_contiguous(u, s, j, c + 1);
         const T y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
         const T s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];
         result[p][n] = stencil7_by_role<KokkosLayout>(centre_here, s_minus, s_plus, y_minus, y_plus,
@@ -177,12 +172,12 @@ struct LineStencil {
 // (seed 000's kernel 7 taken to its end, "2.5D blocking", with kernel 5's register block along y):
 // the M + 2 rows (the block and one row either side) of the planes below, at and above the one
 // being updated stay in registers, so a point costs (M + 2) / M loads through the L2 whatever the
-// plane size (no last-level-cache cliff); its two neighbours along the contiguous axis come from
-// the lanes beside it (ContiguousLanes), or at warp edges from loads issued a step ahead. Each step
-// issues the loads of the plane after next before it computes and stores its own points, so one
-// step's loads are in flight while the previous step's results go out. The policy counts points
-// along the contiguous axis from a multiple of column_alignment (the items before c_begin return at
-// once), blocks of M points along y and slabs.
+// plane size (no last-level-cache cliff) plus its two neighbours along the contiguous axis, which
+// the work items beside it in the warp bring into the L1. Each step issues the loads of the step
+// after it before it computes and stores its own points, so one step's loads are in flight while
+// the previous step's results go out. The policy counts points along the contiguous axis from a
+// multiple of column_alignment (the items before c_begin return at once), blocks of M points along
+// y and slabs.
 template <class T, class KokkosLayout, int M, bool Streaming>
 struct MarchStencil {
   StencilInput<T, KokkosLayout> u;
@@ -202,41 +197,31 @@ struct MarchStencil {
     // (j_end and slow_end are boundary or halo planes, always allocated) and results dropped.
     int row[M + 2];
     for (int n = 0; n < M + 2; ++n) row[n] = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
-    T below[M + 2], here[M + 2], above[M + 2];
+    T below[M + 2], here[M + 2], above[M + 2], c_minus[M], c_plus[M];
     for (int n = 0; n < M + 2; ++n) {
       below[n] = at_slow_y_contiguous(u, first - 1, row[n], c);
       here[n] = at_slow_y_contiguous(u, first, row[n], c);
       above[n] = at_slow_y_contiguous(u, first + 1 <= slow_end ? first + 1 : slow_end, row[n], c);
     }
-    // Neighbours along the contiguous axis that no lane beside this one held at the previous step
-    // (warp edges), loaded then for this step; loaded_minus / loaded_plus say whether they were.
-    T c_minus[M] = {}, c_plus[M] = {};
-    bool loaded_minus = false, loaded_plus = false;
+    for (int n = 0; n < M; ++n) {
+      c_minus[n] = at_slow_y_contiguous(u, first, row[n + 1], c - 1);
+      c_plus[n] = at_slow_y_contiguous(u, first, row[n + 1], c + 1);
+    }
     for (int s = first; s < last; ++s) {
       const int ahead = s + 2 <= slow_end ? s + 2 : slow_end;
       const int next = s + 1 < last ? s + 1 : s;
-      const ContiguousLanes lanes(&at_slow_y_contiguous(f, s, row[1], c));
-      T coming[M + 2], next_minus[M] = {}, next_plus[M] = {};
+      T coming[M + 2], next_minus[M], next_plus[M];
       for (int n = 0; n < M + 2; ++n) coming[n] = at_slow_y_contiguous(u, ahead, row[n], c);
-      if (!lanes.before_holds())
-        for (int n = 0; n < M; ++n)
-          next_minus[n] = at_slow_y_contiguous(u, next, row[n + 1], c - 1);
-      if (!lanes.after_holds())
-        for (int n = 0; n < M; ++n) next_plus[n] = at_slow_y_contiguous(u, next, row[n + 1], c + 1);
       for (int n = 0; n < M; ++n) {
-        const T before = lanes.from_before(here[n + 1]), after = lanes.from_after(here[n + 1]);
-        const T minus = lanes.before_holds() ? before
-                        : loaded_minus       ? c_minus[n]
-                                             : at_slow_y_contiguous(u, s, row[n + 1], c - 1);
-        const T plus = lanes.after_holds() ? after
-                       : loaded_plus       ? c_plus[n]
-                                           : at_slow_y_contiguous(u, s, row[n + 1], c + 1);
+        next_minus[n] = at_slow_y_contiguous(u, next, row[n + 1], c - 1);
+        next_plus[n] = at_slow_y_contiguous(u, next, row[n + 1], c + 1);
+      }
+      for (int n = 0; n < M; ++n)
         if (j0 + n < j_end)
           store_output<Streaming>(
               &at_slow_y_contiguous(f, s, j0 + n, c),
               stencil7_by_role<KokkosLayout>(here[n + 1], below[n + 1], above[n + 1], here[n],
-                                             here[n + 2], minus, plus, a));
-      }
+                                             here[n + 2], c_minus[n], c_plus[n], a));
       for (int n = 0; n < M + 2; ++n) {
         below[n] = here[n];
         here[n] = above[n];
@@ -246,8 +231,6 @@ struct MarchStencil {
         c_minus[n] = next_minus[n];
         c_plus[n] = next_plus[n];
       }
-      loaded_minus = !lanes.before_holds();
-      loaded_plus = !lanes.after_holds();
     }
   }
 };
