@@ -13,19 +13,15 @@
 namespace kstencil {
 namespace laplacian_detail {
 
-// One launch: bounds in policy order. A column (register-blocked) launch covers the whole update
-// box in y parts of part_points points (a multiple of m; one part for register_blocked): its y
-// dimension counts blocks of m points within a part, its slowest-axis dimension counts
-// slow_blocks blocks of m_slow points from s_begin for part 0, then as many for part 1, and so on,
-// and its contiguous dimension counts points from a multiple of column_alignment below c_begin.
-// Point (mdrange) launches cover one y part each.
+// One launch: bounds in policy order. For column (register-blocked) launches the y dimension counts
+// blocks of m points from j_begin and the slowest axis blocks of m_slow points from s_begin; the
+// contiguous axis counts points from a multiple of column_alignment below c_begin.
 struct LaunchPlan {
   Index3 lower{0, 0, 0};
   Index3 upper{0, 0, 0};
   Index j_begin = 0, j_end = 0;  // y range of points updated (local indices)
   Index s_begin = 0, s_end = 0;  // slowest axis' range of points updated (local indices)
   Index c_begin = 0, c_end = 0;  // contiguous axis' range of points updated (local indices)
-  Index part_points = 0, slow_blocks = 0;  // column launches
   bool column = false;
 };
 
@@ -101,8 +97,6 @@ struct ColumnStencil {
   int j_begin, j_end;  // update range along y
   int s_begin, s_end;  // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
   int c_begin, c_end;  // update range along the contiguous axis; the policy starts aligned below
-  int part_points;     // y points per part, a multiple of M
-  int slow_blocks;     // blocks of MS points along the slowest axis per part
 
   static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
 
@@ -110,11 +104,9 @@ struct ColumnStencil {
     const int x_index = Reversed ? p2 : p0;
     const int z_index = Reversed ? p0 : p2;
     const int c = x_slowest ? z_index : x_index;
-    const int slow_index = x_slowest ? x_index : z_index;  // slow blocks, part after part
-    const int part = slow_index / slow_blocks;
-    const int j0 = j_begin + part * part_points + block * M;
-    if (c < c_begin || c >= c_end || j0 >= j_end) return;
-    const int s0 = s_begin + (slow_index - part * slow_blocks) * MS;
+    if (c < c_begin || c >= c_end) return;
+    const int s0 = s_begin + (x_slowest ? x_index : z_index) * MS;
+    const int j0 = j_begin + block * M;
     // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
     // always allocated) and their results dropped.
     T centre[MS + 2][M + 2];
@@ -511,9 +503,7 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
                                         decltype(streaming)::value>{
                               u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
                               static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
-                              static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end),
-                              static_cast<int>(plan.part_points),
-                              static_cast<int>(plan.slow_blocks)});
+                              static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end)});
                     });
                   }
                 });

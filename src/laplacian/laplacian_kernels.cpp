@@ -54,44 +54,33 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
   const int slow = config.layout == Layout::right ? 0 : 2;
   const int contiguous = 2 - slow;
   const Index ny = box.extent(1);
-  Index chunk = (ny + m - 1) / m * m;
+  Index chunk = ny;
   if (config.variant == LaplacianVariant::subdomain) {
     const Index parts = std::max(config.parts, 1);
     chunk = (ny + parts - 1) / parts;
     chunk = (chunk + m - 1) / m * m;  // whole blocks of m points per part
   }
-  LaunchPlan whole;
-  whole.column = column;
-  whole.j_begin = box.lo[1];
-  whole.j_end = box.hi[1];
-  whole.s_begin = box.lo[slow];
-  whole.s_end = box.hi[slow];
-  whole.c_begin = box.lo[contiguous];
-  whole.c_end = box.hi[contiguous];
-  if (column) {
-    // One launch; its slowest dimension runs over the slowest-axis blocks of part 0, then of
-    // part 1, and so on, which the GPU schedules in that order.
-    whole.part_points = chunk;
-    whole.slow_blocks = (box.extent(slow) + m_slow - 1) / m_slow;
-    const Index parts = (ny + chunk - 1) / chunk;
-    Index3 lower{0, 0, 0}, upper{0, 0, 0};
-    upper[1] = chunk / m;
-    upper[slow] = parts * whole.slow_blocks;
-    lower[contiguous] = box.lo[contiguous] / column_alignment * column_alignment;
-    upper[contiguous] = box.hi[contiguous];
-    whole.lower = to_policy_order(config.mapping, lower);
-    whole.upper = to_policy_order(config.mapping, upper);
-    return {whole};
-  }
-  // One point per work item: one launch per part.
   std::vector<LaunchPlan> plans;
   for (Index j0 = box.lo[1]; j0 < box.hi[1]; j0 += chunk) {
-    LaunchPlan plan = whole;
+    LaunchPlan plan;
+    plan.column = column;
     plan.j_begin = j0;
     plan.j_end = std::min(j0 + chunk, box.hi[1]);
+    plan.s_begin = box.lo[slow];
+    plan.s_end = box.hi[slow];
+    plan.c_begin = box.lo[contiguous];
+    plan.c_end = box.hi[contiguous];
     Index3 lower = box.lo, upper = box.hi;
-    lower[1] = plan.j_begin;
-    upper[1] = plan.j_end;
+    if (column) {
+      lower[1] = 0;
+      upper[1] = (plan.j_end - plan.j_begin + m - 1) / m;
+      lower[slow] = 0;
+      upper[slow] = (box.extent(slow) + m_slow - 1) / m_slow;
+      lower[contiguous] = box.lo[contiguous] / column_alignment * column_alignment;
+    } else {
+      lower[1] = plan.j_begin;
+      upper[1] = plan.j_end;
+    }
     plan.lower = to_policy_order(config.mapping, lower);
     plan.upper = to_policy_order(config.mapping, upper);
     plans.push_back(plan);
