@@ -438,6 +438,31 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("the GPU default for float in layout left marches where rows have 128 points",
+          "[laplacian]") {
+  const ExecLimits gpu = h100_limits();
+  const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
+  const Mapping left = resolve_mapping(Layout::left, IterOrder::automatic, true);
+  const auto march = default_laplacian_kernel(gpu, Layout::left, left, cube, 4);
+  CHECK(march.variant == LaplacianVariant::march);
+  CHECK(march.m == 8);
+  CHECK_FALSE(march.streaming_stores);
+  CHECK(march.launch_bounds == 128);
+  CHECK(laplacian_detail::march_tile(march) == std::array<std::int64_t, 3>{128, 1, 1});
+  CHECK(march.parts ==
+        auto_march_parts(cube, Layout::left, gpu.resident_threads, 2, 8));  // 2 waves
+  CHECK_FALSE(laplacian_config_problem(march, cube, gpu).has_value());
+  // A 64-point contiguous axis, layout right and double keep the 4 x 2 register block.
+  const Grid short_rows = Grid::whole({64, 2048, 4096}, {0, 0, 0}, {1, 1, 1});
+  CHECK(default_laplacian_kernel(gpu, Layout::left, left, short_rows, 4).variant ==
+        LaplacianVariant::subdomain);
+  const Mapping right = resolve_mapping(Layout::right, IterOrder::automatic, true);
+  CHECK(default_laplacian_kernel(gpu, Layout::right, right, cube, 4).variant ==
+        LaplacianVariant::subdomain);
+  CHECK(default_laplacian_kernel(gpu, Layout::left, left, cube, 8).variant ==
+        LaplacianVariant::subdomain);
+}
+
 TEST_CASE("verification catches a wrong point and a point written outside the update box",
           "[laplacian]") {
   const Grid grid = Grid::whole({6, 5, 4}, {0, 0, 0}, {1, 1, 1});

@@ -54,6 +54,17 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     config.tile = to_axis_order(
         mapping, std::array<std::int64_t, 3>{along_contiguous, 128 / along_contiguous, 1});
     config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m);
+    if (element_bytes == 4 && layout == Layout::left && along_contiguous == 128) {
+      // Float in layout left (H100, docs/PERFORMANCE.md, fifth run of 2026-11-22): the march
+      // variant with 8 points along y and plain stores reaches 0.72-0.77 on the default set's
+      // grids against 0.70-0.75 for the 4 x 2 block; with a 64-point contiguous axis it fell to
+      // 0.56 against 0.63, so short rows keep the block. In layout right and in double it trails.
+      config.variant = LaplacianVariant::march;
+      config.m = 8;
+      config.m_slow = 1;
+      config.streaming_stores = false;
+      config.parts = auto_march_parts(grid, layout, limits.resident_threads, march_waves, config.m);
+    }
   }
   return config;
 }
