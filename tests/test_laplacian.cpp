@@ -438,7 +438,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("the GPU default for float in layout left marches where rows have 128 points",
+TEST_CASE("the GPU default for float in layout left marches where rows fill 128 threads",
           "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
