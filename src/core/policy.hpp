@@ -49,13 +49,14 @@ Policy3<Iter, LaunchBound> make_policy(const Index3& lower, const Index3& upper,
   return P(lo, hi, t);
 }
 
+// Whether kernels run on the host (OpenMP, Serial) rather than on a GPU.
+inline constexpr bool kernels_on_host =
+    std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value;
+
 // The launch bound a kernel is compiled with: host back ends ignore launch bounds, so there every
 // bound is the unbounded 0 and each kernel is compiled once instead of five times.
 template <unsigned LaunchBound>
-using CompiledLaunchBound = std::integral_constant<
-    unsigned, std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value
-                  ? 0u
-                  : LaunchBound>;
+using CompiledLaunchBound = std::integral_constant<unsigned, kernels_on_host ? 0u : LaunchBound>;
 
 // Calls body(std::integral_constant<unsigned, LaunchBound>) for the runtime launch bound.
 template <class Body>

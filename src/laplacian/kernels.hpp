@@ -424,14 +424,12 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
                    const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
   const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
   const ScratchTile tile = scratch_tile(config);
-  constexpr bool host =
-      std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value;
   bool compiled = false;
   dispatch_constant<32, 64, 128>(tile.contiguous, [&](auto tc) {
     dispatch_constant<2, 4, 8>(tile.y, [&](auto ty) {
       compiled = dispatch_constant<2, 4, 8>(tile.slow, [&](auto ts) {
         constexpr int TC = decltype(tc)::value, TY = decltype(ty)::value, TS = decltype(ts)::value;
-        constexpr int Threads = host ? 1 : TC * TY;
+        constexpr int Threads = kernels_on_host ? 1 : TC * TY;
         dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
           using Stencil =
               ScratchStencil<T, KokkosLayout, TC, TY, TS, Threads, decltype(streaming)::value>;

@@ -53,7 +53,6 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
     config.tile = to_axis_order(
         mapping, std::array<std::int64_t, 3>{along_contiguous, 128 / along_contiguous, 1});
-    config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m);
     if (element_bytes == 4 && layout == Layout::left && along_contiguous == 128) {
       // Float in layout left (H100, docs/PERFORMANCE.md, fifth run of 2026-11-22): the march
       // variant with 8 points along y and plain stores reaches 0.72-0.77 on the default set's
@@ -64,6 +63,8 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
       config.m_slow = 1;
       config.streaming_stores = false;
       config.parts = auto_march_parts(grid, layout, limits.resident_threads, march_waves, config.m);
+    } else {
+      config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m);
     }
   }
   return config;
