@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|registers|scratch] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|parts|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -131,6 +131,14 @@ def configurations(name, sizes):
                                        "kernel.variant=subdomain", f"kernel.m={m}",
                                        f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
                                        "kernel.launch_bounds=128"]
+    elif name == "parts":
+        # Y parts for the default 4 x 2 block (double) on the grids whose planes need more than one.
+        for size in sizes or [(768, 768, 768), (1024, 1024, 1024), (2048, 1024, 256)]:
+            for layout, parts in itertools.product(("right", "left"), (1, 2, 3, 4, 6)):
+                yield name, size, [f"kernel.layout={layout}", "run.precision=double",
+                                   "kernel.variant=subdomain", "kernel.m=4", "kernel.m_slow=2",
+                                   "kernel.tile=[128,1,1]", "kernel.launch_bounds=128",
+                                   f"kernel.parts={parts}"]
     elif name == "registers":
         # The launch bound as a register cap for 128-thread blocks: none lets ptxas take what it
         # likes, 128 and 256 up to 255 registers, 512 caps at 128 and 1024 at 64 (more blocks per SM).
@@ -155,7 +163,7 @@ def configurations(name, sizes):
                                                   f"kernel.tile=[{c},{y},{s}]"]
     else:
         sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores, "
-                 "blocking, shapes, sizes, registers, scratch)")
+                 "blocking, shapes, sizes, parts, registers, scratch)")
 
 
 def tile_for_gpu(overrides, layout):

@@ -234,18 +234,24 @@ TEST_CASE("subdomain parts and register blocks cover the y range exactly once", 
 }
 
 TEST_CASE(
-    "auto subdomain parts keep three planes of a part within a quarter of the last-level cache",
+    "auto subdomain parts keep the planes a work item reads within a quarter of the "
+    "last-level cache",
     "[laplacian]") {
   const Grid grid = Grid::whole({2048, 1024, 256}, {0, 0, 0}, {1, 1, 1});
   const std::int64_t llc = 50 << 20;  // H100 L2
-  // LayoutLeft: planes are x-y, 2048 * 1024 * 8 B = 16 MiB; 3 planes / parts <= 12.5 MiB -> 4.
-  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 8) == 4);
-  // 1024^3: 8 MiB planes -> 2 parts; 512^3: 2 MiB planes -> 1.
+  // LayoutLeft: planes are x-y, 2048 * 1024 * 8 B = 16 MiB; 3 planes / parts <= 12.5 MiB -> 4,
+  // the 4 planes of a 4 x 2 block -> 6.
+  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 8, 3) == 4);
+  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 4, 4) == 6);
+  // 1024^3: 8 MiB planes -> 2 parts for 3 planes, 3 for 4; 512^3: 2 MiB planes -> 1.
   const Grid cube = Grid::whole({1024, 1024, 1024}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4) == 2);
+  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 3) == 2);
+  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 4) == 3);
+  const Grid cube512 = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
+  CHECK(auto_subdomain_parts(cube512, Layout::left, 8, llc, 4, 4) == 1);
   // LayoutRight: planes are z-y, 256 * 1024 * 8 B = 2 MiB: one part.
-  CHECK(auto_subdomain_parts(grid, Layout::right, 8, llc, 8) == 1);
-  CHECK(auto_subdomain_parts(grid, Layout::left, 8, 0, 8) == 1);
+  CHECK(auto_subdomain_parts(grid, Layout::right, 8, llc, 4, 4) == 1);
+  CHECK(auto_subdomain_parts(grid, Layout::left, 8, 0, 4, 4) == 1);
   // Scratch tiles 4 planes deep reuse 6 planes: 6 x 8 MiB / 12.5 MiB -> 4 parts at 1024^3.
   CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 6) == 4);
 }
@@ -436,6 +442,12 @@ TEST_CASE(
     CHECK(to_policy_order(mapping, config.tile) == c.policy_tile);
     CHECK_FALSE(laplacian_config_problem(config, grid, gpu).has_value());
   }
+  // Parts keep the four planes a 4 x 2 block reads within a quarter of the L2: 3 at 1024^3.
+  const Grid cube = Grid::whole({1024, 1024, 1024}, {0, 0, 0}, {1, 1, 1});
+  for (Layout layout : {Layout::right, Layout::left})
+    CHECK(default_laplacian_kernel(gpu, layout, resolve_mapping(layout, IterOrder::automatic, true),
+                                   cube, 8)
+              .parts == 3);
 }
 
 TEST_CASE("the GPU default for float in layout left marches where rows fill 128 threads",

@@ -103,10 +103,10 @@ void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const G
 
 // Number of y parts for the subdomain and scratch variants so that `planes` planes (cross-sections
 // normal to the slowest axis) of one part fit in a quarter of the last-level cache; parts hold
-// whole blocks of m points along y. Subdomain reuses three planes, scratch its tile's extent along
-// the slowest axis plus two.
+// whole blocks of m points along y. A work item reads its block's extent along the slowest axis
+// plus two planes: m_slow + 2 for subdomain, the tile's depth + 2 for scratch.
 int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
-                         int m, int planes = 3);
+                         int m, int planes);
 
 // Largest register block m x m_slow the register-blocked and subdomain variants compile: larger
 // blocks need 254-255 registers or spill on sm_90 (docs/PERFORMANCE.md, "Registers and spills"),

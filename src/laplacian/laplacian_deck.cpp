@@ -38,9 +38,9 @@ const Schema& laplacian_schema() {
            .int_choices({1, 2, 4}),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
            "subdomain, scratch: parts of the y range launched one after another, auto = sized "
-           "so the planes a tile reuses (three; scratch: its slowest-axis extent + 2) fit in a "
-           "quarter of the last-level cache; march: slabs of the slowest axis, auto = enough work "
-           "items to fill the device")
+           "so the planes a work item reads (subdomain: m_slow + 2; scratch: its slowest-axis "
+           "extent + 2) fit in a quarter of the last-level cache; march: slabs of the slowest "
+           "axis, auto = enough work items to fill the device")
            .min(1),
        Key("kernel", "streaming_stores", T::boolean, "true",
            "register-blocked, subdomain, march, scratch: GPU stores of the result marked "

@@ -38,8 +38,10 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     // contiguous axis beat 256 by 2-3% in double and 4-6% in float; blocks that also span y or
     // the slowest axis are no faster, except where the contiguous axis is short: 128 threads
     // over 64 points left half of them idle (0.73 at 4096 x 2048 x 64 layout right), so the
-    // block takes the rest along y. The y split into parts keeps three planes within a quarter
-    // of the L2, which removes seed 000's plane cliff. Evict-first stores: no measurable effect.
+    // block takes the rest along y. The y split into parts keeps the four planes a 4 x 2 block
+    // reads within a quarter of the L2, which removes seed 000's plane cliff: 3 parts at 1024^3
+    // gave 0.910 / 0.930 and 21 at 4096 x 2048 x 64 left 0.892, against 0.903 / 0.923 and 0.870
+    // with the counts for three planes (sixth run). Evict-first stores: no measurable effect.
     config.variant = LaplacianVariant::subdomain;
     config.m = 4;
     config.m_slow = 2;
@@ -64,7 +66,8 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
       config.streaming_stores = false;
       config.parts = auto_march_parts(grid, layout, limits.resident_threads, march_waves, config.m);
     } else {
-      config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m);
+      config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m,
+                                          config.m_slow + 2);
     }
   }
   return config;
@@ -118,8 +121,8 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
                                             static_cast<int>(scratch_tile(s.kernel).y),
                                             static_cast<int>(scratch_tile(s.kernel).slow) + 2);
     else
-      s.kernel.parts =
-          auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes, s.kernel.m);
+      s.kernel.parts = auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes,
+                                            s.kernel.m, s.kernel.m_slow + 2);
   }
   if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits)) {
     if (s.kernel.variant == LaplacianVariant::scratch)
