@@ -173,12 +173,11 @@ struct LineStencil {
 // the M + 2 rows (the block and one row either side) of the planes below, at and above the one
 // being updated stay in registers, so a point costs (M + 2) / M loads through the L2 whatever the
 // plane size (no last-level-cache cliff) plus its two neighbours along the contiguous axis, which
-// the work items beside it in the warp bring into the L1. Each step issues the centre loads of the
-// plane three ahead before it computes and stores its own points, so two steps' loads through the
-// L2 are in flight while its results go out; the neighbours along the contiguous axis, L1 hits of
-// the rows loaded steps before, are loaded in the step that uses them. The policy counts points
-// along the contiguous axis from a multiple of column_alignment (the items before c_begin return at
-// once), blocks of M points along y and slabs.
+// the work items beside it in the warp bring into the L1. Each step issues the loads of the step
+// after it before it computes and stores its own points, so one step's loads are in flight while
+// the previous step's results go out. The policy counts points along the contiguous axis from a
+// multiple of column_alignment (the items before c_begin return at once), blocks of M points along
+// y and slabs.
 template <class T, class KokkosLayout, int M, bool Streaming>
 struct MarchStencil {
   StencilInput<T, KokkosLayout> u;
@@ -198,20 +197,24 @@ struct MarchStencil {
     // (j_end and slow_end are boundary or halo planes, always allocated) and results dropped.
     int row[M + 2];
     for (int n = 0; n < M + 2; ++n) row[n] = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
-    T below[M + 2], here[M + 2], above[M + 2], next[M + 2];
+    T below[M + 2], here[M + 2], above[M + 2], c_minus[M], c_plus[M];
     for (int n = 0; n < M + 2; ++n) {
       below[n] = at_slow_y_contiguous(u, first - 1, row[n], c);
       here[n] = at_slow_y_contiguous(u, first, row[n], c);
       above[n] = at_slow_y_contiguous(u, first + 1 <= slow_end ? first + 1 : slow_end, row[n], c);
-      next[n] = at_slow_y_contiguous(u, first + 2 <= slow_end ? first + 2 : slow_end, row[n], c);
+    }
+    for (int n = 0; n < M; ++n) {
+      c_minus[n] = at_slow_y_contiguous(u, first, row[n + 1], c - 1);
+      c_plus[n] = at_slow_y_contiguous(u, first, row[n + 1], c + 1);
     }
     for (int s = first; s < last; ++s) {
-      const int ahead = s + 3 <= slow_end ? s + 3 : slow_end;
-      T coming[M + 2], c_minus[M], c_plus[M];
+      const int ahead = s + 2 <= slow_end ? s + 2 : slow_end;
+      const int next = s + 1 < last ? s + 1 : s;
+      T coming[M + 2], next_minus[M], next_plus[M];
       for (int n = 0; n < M + 2; ++n) coming[n] = at_slow_y_contiguous(u, ahead, row[n], c);
       for (int n = 0; n < M; ++n) {
-        c_minus[n] = at_slow_y_contiguous(u, s, row[n + 1], c - 1);
-        c_plus[n] = at_slow_y_contiguous(u, s, row[n + 1], c + 1);
+        next_minus[n] = at_slow_y_contiguous(u, next, row[n + 1], c - 1);
+        next_plus[n] = at_slow_y_contiguous(u, next, row[n + 1], c + 1);
       }
       for (int n = 0; n < M; ++n)
         if (j0 + n < j_end)
@@ -222,8 +225,11 @@ struct MarchStencil {
       for (int n = 0; n < M + 2; ++n) {
         below[n] = here[n];
         here[n] = above[n];
-        above[n] = next[n];
-        next[n] = coming[n];
+        above[n] = coming[n];
+      }
+      for (int n = 0; n < M; ++n) {
+        c_minus[n] = next_minus[n];
+        c_plus[n] = next_plus[n];
       }
     }
   }
