@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|parts|registers|scratch] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -139,6 +139,20 @@ def configurations(name, sizes):
                                    "kernel.variant=subdomain", "kernel.m=4", "kernel.m_slow=2",
                                    "kernel.tile=[128,1,1]", "kernel.launch_bounds=128",
                                    f"kernel.parts={parts}"]
+    elif name == "short":
+        # Blocks and thread-block shapes where the contiguous axis has 64 points (policy order:
+        # contiguous axis, y blocks, slowest-axis blocks), double.
+        shapes = [((4, 2), "[64,2,1]", 128), ((4, 2), "[64,1,2]", 128), ((4, 2), "[32,4,1]", 128),
+                  ((4, 2), "[32,2,2]", 128), ((4, 2), "[64,4,1]", 256), ((2, 4), "[64,2,1]", 128),
+                  ((2, 4), "[32,4,1]", 128), ((8, 1), "[64,2,1]", 128), ((4, 1), "[64,2,1]", 128),
+                  ((8, 2), "[64,2,1]", 128), ((4, 4), "[64,2,1]", 128), ((2, 2), "[64,2,1]", 128)]
+        for size, layout in sizes and [(s, "right" if s[2] == 64 else "left") for s in sizes] or \
+                [((4096, 2048, 64), "right"), ((64, 2048, 4096), "left")]:
+            for (m, m_slow), tile, threads in shapes:
+                yield name, size, [f"kernel.layout={layout}", "run.precision=double",
+                                   "kernel.variant=subdomain", f"kernel.m={m}",
+                                   f"kernel.m_slow={m_slow}", f"kernel.tile={tile}",
+                                   f"kernel.launch_bounds={threads}"]
     elif name == "registers":
         # The launch bound as a register cap for 128-thread blocks: none lets ptxas take what it
         # likes, 128 and 256 up to 255 registers, 512 caps at 128 and 1024 at 64 (more blocks per SM).
@@ -163,7 +177,7 @@ def configurations(name, sizes):
                                                   f"kernel.tile=[{c},{y},{s}]"]
     else:
         sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores, "
-                 "blocking, shapes, sizes, parts, registers, scratch)")
+                 "blocking, shapes, sizes, parts, short, registers, scratch)")
 
 
 def tile_for_gpu(overrides, layout):
