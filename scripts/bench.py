@@ -146,8 +146,10 @@ def configurations(name, sizes):
                   ((4, 2), "[32,2,2]", 128), ((4, 2), "[64,4,1]", 256), ((2, 4), "[64,2,1]", 128),
                   ((2, 4), "[32,4,1]", 128), ((8, 1), "[64,2,1]", 128), ((4, 1), "[64,2,1]", 128),
                   ((8, 2), "[64,2,1]", 128), ((4, 4), "[64,2,1]", 128), ((2, 2), "[64,2,1]", 128)]
-        for size, layout in sizes and [(s, "right" if s[2] == 64 else "left") for s in sizes] or \
-                [((4096, 2048, 64), "right"), ((64, 2048, 4096), "left")]:
+        # The layout whose contiguous axis is the 64-point one: z in layout right, x in left.
+        grids = [(s, "right" if s[2] == 64 else "left") for s in sizes] if sizes else \
+            [((4096, 2048, 64), "right"), ((64, 2048, 4096), "left")]
+        for size, layout in grids:
             for (m, m_slow), tile, threads in shapes:
                 yield name, size, [f"kernel.layout={layout}", "run.precision=double",
                                    "kernel.variant=subdomain", f"kernel.m={m}",

@@ -16,6 +16,21 @@ namespace kstencil {
 namespace {
 // Work items per resident thread the march variant's automatic slab count aims for.
 constexpr int march_waves = 2;
+
+// The automatic part count of `config`'s variant: march slabs fill the device; the other variants'
+// y parts keep the planes a work item reads (its extent along the slowest axis plus one either
+// side) within the last-level cache.
+int auto_parts(const LaplacianKernelConfig& config, const Grid& grid, const ExecLimits& limits) {
+  if (config.variant == LaplacianVariant::march)
+    return auto_march_parts(grid, config.layout, limits.resident_threads, march_waves, config.m);
+  if (config.variant == LaplacianVariant::scratch) {
+    const ScratchTile tile = scratch_tile(config);
+    return auto_subdomain_parts(grid, config.layout, config.element_bytes, limits.llc_bytes,
+                                static_cast<int>(tile.y), static_cast<int>(tile.slow) + 2);
+  }
+  return auto_subdomain_parts(grid, config.layout, config.element_bytes, limits.llc_bytes, config.m,
+                              config.m_slow + 2);
+}
 }  // namespace
 
 LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout layout,
@@ -64,11 +79,8 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
       config.m = 8;
       config.m_slow = 1;
       config.streaming_stores = false;
-      config.parts = auto_march_parts(grid, layout, limits.resident_threads, march_waves, config.m);
-    } else {
-      config.parts = auto_subdomain_parts(grid, layout, element_bytes, limits.llc_bytes, config.m,
-                                          config.m_slow + 2);
     }
+    config.parts = auto_parts(config, grid, limits);
   }
   return config;
 }
@@ -111,18 +123,9 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
                            std::to_string(s.kernel.m * s.kernel.m_slow) + " points",
                        "m x m_slow at most " + std::to_string(max_block_points) +
                            " for register-blocked and subdomain (larger blocks spill)");
-    if (!deck.is_auto("kernel", "parts"))
-      s.kernel.parts = static_cast<int>(deck.integer("kernel", "parts"));
-    else if (s.kernel.variant == LaplacianVariant::march)
-      s.kernel.parts =
-          auto_march_parts(s.grid, s.layout, limits.resident_threads, march_waves, s.kernel.m);
-    else if (s.kernel.variant == LaplacianVariant::scratch)
-      s.kernel.parts = auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes,
-                                            static_cast<int>(scratch_tile(s.kernel).y),
-                                            static_cast<int>(scratch_tile(s.kernel).slow) + 2);
-    else
-      s.kernel.parts = auto_subdomain_parts(s.grid, s.layout, element_bytes, limits.llc_bytes,
-                                            s.kernel.m, s.kernel.m_slow + 2);
+    s.kernel.parts = deck.is_auto("kernel", "parts")
+                         ? auto_parts(s.kernel, s.grid, limits)
+                         : static_cast<int>(deck.integer("kernel", "parts"));
   }
   if (auto problem = laplacian_config_problem(s.kernel, s.grid, limits)) {
     if (s.kernel.variant == LaplacianVariant::scratch)
