@@ -235,79 +235,110 @@ struct MarchStencil {
   }
 };
 
-// A thread team per tile of TC (contiguous axis) x TY (y) x TS (slowest axis) points: the team
-// loads the tile's centres and the halo around it, corners and edges excepted, into team scratch
-// (GPU shared memory) once, then each thread updates the TS points of its (c, y) column from
-// there. A point then costs ((TY + 2)(TS + 2) - 4) / (TY TS) loads through the L2 (1.75 for
-// 64 x 8 x 4) plus the halo columns along the contiguous axis, against 2.5 for the register
-// block of 4 x 2 points, and no thread holds more than its share of the loads in registers.
-// Threads = the team size: TC x TY on GPUs (one column each), 1 on hosts (the thread walks the
-// tile); the loops have constant trip counts so that a GPU thread issues all its loads before the
-// barrier. Rows past the update range are loaded clamped and their results dropped.
-template <class T, class KokkosLayout, int TC, int TY, int TS, int Threads, bool Streaming>
+// A thread team per tile of TC (contiguous axis) x TY (y) points, marching through a slab of
+// planes along the slowest axis (2.5D blocking through team scratch): each thread keeps the
+// centres of its (c, y) column in the planes below, at and above the one being updated in
+// registers, and the team shares the plane being updated, with its halo rows along y and halo
+// columns along the contiguous axis, through team scratch. A point then costs 1 + 2 / TY loads
+// through the L2 plus two single-element halo loads per TC points and the slab's two extra planes,
+// against 2.5 for the register block of 4 x 2 points; a thread needs few registers, so many warps
+// hide the latency. The plane goes into one of two scratch buffers in turn, so one barrier per
+// plane suffices: a thread writes a buffer again only after every thread has passed the barrier of
+// the plane in between, that is after every thread has finished reading it. Each step issues the
+// loads of the planes it needs next before it computes its own. Threads = the team size: TC x TY
+// on GPUs (one column each), 1 on hosts (the thread walks the tile's columns). Rows and planes
+// past the update range are loaded clamped and their results dropped.
+template <class T, class KokkosLayout, int TC, int TY, int Threads, bool Streaming>
 struct ScratchStencil {
   using Member = typename Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::member_type;
   using Scratch = Kokkos::View<T*, Kokkos::DefaultExecutionSpace::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  static constexpr int row_length = TC + 2;         // halo column, TC points, halo column
-  static constexpr int rows = (TY + 2) * (TS + 2);  // rows of the tile and its halo
-  static constexpr int scratch_count = rows * row_length;
+  static constexpr int row_length = TC + 2;                  // halo column, TC points, halo column
+  static constexpr int plane_count = (TY + 2) * row_length;  // a plane of the tile and its halo
+  static constexpr int scratch_count = 2 * plane_count;      // two planes, used in turn
+  static constexpr int columns = TC * TY / Threads;          // (c, y) columns per thread
 
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
   int c_origin, c_tiles;  // first (aligned) contiguous index of tile 0, tiles along that axis
   int j_begin, j_end, j_tiles;
-  int s_begin, s_end;
+  int s_begin, s_end, slab;  // update range along the slowest axis, planes per team
   int c_begin, c_end;
+
+  // Where a column's values come from and go to: its clamped load indices, its slot in a scratch
+  // plane, and the halo element (if any) it loads along the contiguous axis and along y.
+  struct Column {
+    int c, j, slot;
+    bool stored;
+    int halo_c, halo_c_slot;  // halo_c < 0: none
+    int halo_j, halo_j_slot;  // halo_j < 0: none
+  };
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
     const int tile = member.league_rank();
     const int c0 = c_origin + (tile % c_tiles) * TC;
     const int j0 = j_begin + (tile / c_tiles % j_tiles) * TY;
-    const int s0 = s_begin + tile / c_tiles / j_tiles * TS;
-    const int rank = member.team_rank();
-    T* const plane = Scratch(member.team_scratch(0), scratch_count).data();
+    const int first = s_begin + tile / c_tiles / j_tiles * slab;
+    const int last = first + slab < s_end ? first + slab : s_end;  // exclusive
+    T* const planes = Scratch(member.team_scratch(0), scratch_count).data();
 
-    // Scratch row q holds slowest index s0 - 1 + q / (TY + 2) and y index j0 - 1 + q % (TY + 2).
-    constexpr int centre_loads = rows * TC;
-    for (int n = 0; n < (centre_loads + Threads - 1) / Threads; ++n) {
-      const int e = rank + n * Threads;
-      const int q = e / TC, ss = q / (TY + 2), jj = q % (TY + 2);
-      const bool corner = (ss == 0 || ss == TS + 1) && (jj == 0 || jj == TY + 1);
-      if (e < centre_loads && !corner)
-        plane[q * row_length + 1 + e % TC] =
-            at_slow_y_contiguous(u, clamped(s0 - 1 + ss, s_end), clamped(j0 - 1 + jj, j_end),
-                                 clamped(c0 + e % TC, c_end));
-    }
-    // The two halo columns along the contiguous axis, for the rows of the tile proper.
-    constexpr int halo_loads = 2 * TY * TS;
-    for (int n = 0; n < (halo_loads + Threads - 1) / Threads; ++n) {
-      const int e = rank + n * Threads;
-      const int row = e / 2, high = e % 2;
-      const int q = (1 + row / TY) * (TY + 2) + 1 + row % TY;
-      const int c = high ? c0 + TC : c0 - 1;
-      if (e < halo_loads)
-        plane[q * row_length + (high ? TC + 1 : 0)] =
-            at_slow_y_contiguous(u, clamped(s0 + row / TY, s_end), clamped(j0 + row % TY, j_end),
-                                 c < c_begin - 1 ? c_begin - 1 : clamped(c, c_end));
-    }
-    member.team_barrier();
-
-    for (int n = 0; n < (TC * TY + Threads - 1) / Threads; ++n) {
-      const int e = rank + n * Threads;
+    Column col[columns];
+    for (int p = 0; p < columns; ++p) {
+      const int e = member.team_rank() + p * Threads;
       const int tc = e % TC, ty = e / TC;
-      const int c = c0 + tc, j = j0 + ty;
-      if (e >= TC * TY || c < c_begin || c >= c_end || j >= j_end) continue;
-      for (int ss = 1; ss <= TS; ++ss) {
-        if (s0 - 1 + ss >= s_end) break;
-        const T* here = plane + (ss * (TY + 2) + ty + 1) * row_length + tc + 1;
-        const T centre = here[0], c_minus = here[-1], c_plus = here[1];
-        const T y_minus = here[-row_length], y_plus = here[row_length];
-        const T s_minus = here[-(TY + 2) * row_length], s_plus = here[(TY + 2) * row_length];
-        const T result = stencil7_by_role<KokkosLayout>(centre, s_minus, s_plus, y_minus, y_plus,
-                                                        c_minus, c_plus, a);
-        store_output<Streaming>(&at_slow_y_contiguous(f, s0 - 1 + ss, j, c), result);
+      Column& k = col[p];
+      k.c = clamped(c0 + tc, c_end);
+      k.j = clamped(j0 + ty, j_end);
+      k.slot = (ty + 1) * row_length + tc + 1;
+      k.stored = c0 + tc >= c_begin && c0 + tc < c_end && j0 + ty < j_end;
+      k.halo_c = tc == 0 ? (c0 - 1 < c_begin - 1 ? c_begin - 1 : c0 - 1)
+                         : (tc == TC - 1 ? clamped(c0 + TC, c_end) : -1);
+      k.halo_c_slot = tc == 0 ? k.slot - 1 : k.slot + 1;
+      k.halo_j = ty == 0 ? j0 - 1 : (ty == TY - 1 ? clamped(j0 + TY, j_end) : -1);
+      k.halo_j_slot = ty == 0 ? k.slot - row_length : k.slot + row_length;
+    }
+
+    T below[columns], here[columns], above[columns], halo_c[columns], halo_j[columns];
+    for (int p = 0; p < columns; ++p) {
+      const Column& k = col[p];
+      below[p] = at_slow_y_contiguous(u, first - 1, k.j, k.c);
+      here[p] = at_slow_y_contiguous(u, first, k.j, k.c);
+      above[p] = at_slow_y_contiguous(u, clamped(first + 1, s_end), k.j, k.c);
+      halo_c[p] = k.halo_c < 0 ? T(0) : at_slow_y_contiguous(u, first, k.j, k.halo_c);
+      halo_j[p] = k.halo_j < 0 ? T(0) : at_slow_y_contiguous(u, first, k.halo_j, k.c);
+    }
+    for (int s = first; s < last; ++s) {
+      T* const plane = planes + ((s - first) & 1) * plane_count;
+      const int ahead = clamped(s + 2, s_end);
+      const int next = s + 1 < last ? s + 1 : s;
+      T coming[columns], next_halo_c[columns], next_halo_j[columns];
+      for (int p = 0; p < columns; ++p) {
+        const Column& k = col[p];
+        coming[p] = at_slow_y_contiguous(u, ahead, k.j, k.c);
+        next_halo_c[p] = k.halo_c < 0 ? T(0) : at_slow_y_contiguous(u, next, k.j, k.halo_c);
+        next_halo_j[p] = k.halo_j < 0 ? T(0) : at_slow_y_contiguous(u, next, k.halo_j, k.c);
+      }
+      for (int p = 0; p < columns; ++p) {
+        const Column& k = col[p];
+        plane[k.slot] = here[p];
+        if (k.halo_c >= 0) plane[k.halo_c_slot] = halo_c[p];
+        if (k.halo_j >= 0) plane[k.halo_j_slot] = halo_j[p];
+      }
+      member.team_barrier();
+      for (int p = 0; p < columns; ++p) {
+        const Column& k = col[p];
+        if (k.stored)
+          store_output<Streaming>(
+              &at_slow_y_contiguous(f, s, k.j, k.c),
+              stencil7_by_role<KokkosLayout>(here[p], below[p], above[p],
+                                             plane[k.slot - row_length], plane[k.slot + row_length],
+                                             plane[k.slot - 1], plane[k.slot + 1], a));
+        below[p] = here[p];
+        here[p] = above[p];
+        above[p] = coming[p];
+        halo_c[p] = next_halo_c[p];
+        halo_j[p] = next_halo_j[p];
       }
     }
   }
@@ -426,34 +457,33 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
   const ScratchTile tile = scratch_tile(config);
   bool compiled = false;
   dispatch_constant<32, 64, 128>(tile.contiguous, [&](auto tc) {
-    dispatch_constant<2, 4, 8>(tile.y, [&](auto ty) {
-      compiled = dispatch_constant<2, 4, 8>(tile.slow, [&](auto ts) {
-        constexpr int TC = decltype(tc)::value, TY = decltype(ty)::value, TS = decltype(ts)::value;
-        constexpr int Threads = kernels_on_host ? 1 : TC * TY;
-        dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
-          using Stencil =
-              ScratchStencil<T, KokkosLayout, TC, TY, TS, Threads, decltype(streaming)::value>;
-          using Policy =
-              Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace, Kokkos::LaunchBounds<Threads, 1>>;
-          for (const ScratchPlan& plan : plan_scratch(config, grid)) {
-            const int c_tiles = (plan.c_end - plan.c_origin + TC - 1) / TC;
-            const int j_tiles = (plan.j_end - plan.j_begin + TY - 1) / TY;
-            const int s_tiles = (plan.s_end - plan.s_begin + TS - 1) / TS;
-            Policy policy(c_tiles * j_tiles * s_tiles, Threads);
-            policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes<T>(tile)));
-            Kokkos::parallel_for(
-                "kstencil::laplacian::scratch", policy,
-                Stencil{u, f, a, plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
-                        plan.s_begin, plan.s_end, plan.c_begin, plan.c_end});
-          }
-        });
+    compiled = dispatch_constant<2, 4, 8>(tile.y, [&](auto ty) {
+      constexpr int TC = decltype(tc)::value, TY = decltype(ty)::value;
+      constexpr int Threads = kernels_on_host ? 1 : TC * TY;
+      dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
+        using Stencil =
+            ScratchStencil<T, KokkosLayout, TC, TY, Threads, decltype(streaming)::value>;
+        using Policy =
+            Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace, Kokkos::LaunchBounds<Threads, 1>>;
+        const int slab = static_cast<int>(tile.slow);
+        for (const ScratchPlan& plan : plan_scratch(config, grid)) {
+          const int c_tiles = (plan.c_end - plan.c_origin + TC - 1) / TC;
+          const int j_tiles = (plan.j_end - plan.j_begin + TY - 1) / TY;
+          const int slabs = (plan.s_end - plan.s_begin + slab - 1) / slab;
+          Policy policy(c_tiles * j_tiles * slabs, Threads);
+          policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes<T>(tile)));
+          Kokkos::parallel_for(
+              "kstencil::laplacian::scratch", policy,
+              Stencil{u, f, a, plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
+                      plan.s_begin, plan.s_end, slab, plan.c_begin, plan.c_end});
+        }
       });
     });
   });
   if (!compiled)
     throw std::invalid_argument(
         "scratch tile must be 32, 64 or 128 points along the contiguous axis and 2, 4 or 8 along "
-        "y and the slowest axis");
+        "y");
 }
 
 template <class T, class KokkosLayout>

@@ -42,14 +42,13 @@ struct LaplacianKernelConfig {
 // The scratch variant's team tile in points along the contiguous axis, y and the slowest axis:
 // config.tile (axis order x, y, z) with 0 entries taken from the default 64 x 4 x 4.
 struct ScratchTile {
-  std::int64_t contiguous = 64, y = 4, slow = 4;
+  std::int64_t contiguous = 64, y = 8, slow = 32;
 };
 ScratchTile scratch_tile(const LaplacianKernelConfig& config);
 // Team scratch of one tile: its points and the halo around them.
 template <class T>
 std::int64_t scratch_bytes(const ScratchTile& tile) {
-  return (tile.y + 2) * (tile.slow + 2) * (tile.contiguous + 2) *
-         static_cast<std::int64_t>(sizeof(T));
+  return 2 * (tile.y + 2) * (tile.contiguous + 2) * static_cast<std::int64_t>(sizeof(T));
 }
 
 // f = seed 000's 7-point formula, evaluated in one fixed order by every variant so that results

@@ -201,8 +201,7 @@ std::optional<std::string> scratch_problem(const LaplacianKernelConfig& config,
   const auto one_of = [](std::int64_t v, std::initializer_list<std::int64_t> allowed) {
     return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
   };
-  if (!one_of(tile.contiguous, {32, 64, 128}) || !one_of(tile.y, {2, 4, 8}) ||
-      !one_of(tile.slow, {2, 4, 8}))
+  if (!one_of(tile.contiguous, {32, 64, 128}) || !one_of(tile.y, {2, 4, 8}) || tile.slow < 1)
     return "scratch tile " + shape +
            ": the contiguous axis takes 32, 64 or 128 points, y and the slowest axis 2, 4 or 8";
   const std::int64_t threads = tile.contiguous * tile.y;

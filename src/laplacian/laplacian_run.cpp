@@ -23,11 +23,7 @@ constexpr int march_waves = 2;
 int auto_parts(const LaplacianKernelConfig& config, const Grid& grid, const ExecLimits& limits) {
   if (config.variant == LaplacianVariant::march)
     return auto_march_parts(grid, config.layout, limits.resident_threads, march_waves, config.m);
-  if (config.variant == LaplacianVariant::scratch) {
-    const ScratchTile tile = scratch_tile(config);
-    return auto_subdomain_parts(grid, config.layout, config.element_bytes, limits.llc_bytes,
-                                static_cast<int>(tile.y), static_cast<int>(tile.slow) + 2);
-  }
+  if (config.variant == LaplacianVariant::scratch) return 1;
   return auto_subdomain_parts(grid, config.layout, config.element_bytes, limits.llc_bytes, config.m,
                               config.m_slow + 2);
 }
