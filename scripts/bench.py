@@ -167,16 +167,16 @@ def configurations(name, sizes):
                                    f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
                                    f"kernel.launch_bounds={bounds}"]
     elif name == "scratch":
-        # Team tiles of the scratch variant (policy order: contiguous axis, y, slowest axis) that
-        # fit CUDA's 40 KiB of team scratch per team in double, against the default.
+        # Team tiles of the scratch variant (policy order: contiguous axis, y, planes per team)
+        # against the default.
         for size in sizes or [(512, 512, 512)]:
             for layout in ("right", "left"):
                 base = [f"kernel.layout={layout}", "run.precision=double"]
                 yield name, size, base + ["kernel.variant=auto"]
-                for c, y, s in itertools.product((32, 64, 128), (2, 4, 8), (2, 4, 8)):
-                    if (c + 2) * (y + 2) * (s + 2) * 8 <= 40 * 1024:
-                        yield name, size, base + ["kernel.variant=scratch",
-                                                  f"kernel.tile=[{c},{y},{s}]"]
+                for (c, y), s in itertools.product(((32, 8), (64, 4), (64, 8), (128, 4)),
+                                                   (16, 32, 64)):
+                    yield name, size, base + ["kernel.variant=scratch",
+                                              f"kernel.tile=[{c},{y},{s}]"]
     else:
         sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores, "
                  "blocking, shapes, sizes, parts, short, registers, scratch)")

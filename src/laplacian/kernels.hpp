@@ -257,8 +257,13 @@ struct ScratchStencil {
   static constexpr int plane_count = (TY + 2) * row_length;  // a plane of the tile and its halo
   static constexpr int scratch_count = 2 * plane_count;      // two planes, used in turn
   static constexpr int columns = TC * TY / Threads;          // (c, y) columns per thread
+  static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
+
+  using Flat = Kokkos::View<
+      const T*, Kokkos::MemoryTraits<Kokkos::Unmanaged | Kokkos::RandomAccess | Kokkos::Restrict>>;
 
   StencilInput<T, KokkosLayout> u;
+  Flat flat;  // u's span, for loads at precomputed offsets
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
   int c_origin, c_tiles;  // first (aligned) contiguous index of tile 0, tiles along that axis
@@ -266,14 +271,9 @@ struct ScratchStencil {
   int s_begin, s_end, slab;  // update range along the slowest axis, planes per team
   int c_begin, c_end;
 
-  // Where a column's values come from and go to: its clamped load indices, its slot in a scratch
-  // plane, and the halo element (if any) it loads along the contiguous axis and along y.
-  struct Column {
-    int c, j, slot;
-    bool stored;
-    int halo_c, halo_c_slot;  // halo_c < 0: none
-    int halo_j, halo_j_slot;  // halo_j < 0: none
-  };
+  // Planes loaded beyond the one above the plane being updated: a load is issued lead + 1 steps
+  // before its value is used.
+  static constexpr int lead = 2;
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
     const int tile = member.league_rank();
@@ -282,66 +282,77 @@ struct ScratchStencil {
     const int first = s_begin + tile / c_tiles / j_tiles * slab;
     const int last = first + slab < s_end ? first + slab : s_end;  // exclusive
     T* const planes = Scratch(member.team_scratch(0), scratch_count).data();
+    const T* const base = u.data();
+    const std::ptrdiff_t plane_stride = x_slowest ? u.stride(0) : u.stride(2);
 
-    Column col[columns];
+    // Per column: offsets of its (y, c) point and of the halo point it loads along the contiguous
+    // axis and along y (none: -1) in the plane s = 0, its scratch slots, whether it is stored.
+    std::ptrdiff_t at[columns], halo_c_at[columns], halo_j_at[columns];
+    int slot[columns], halo_c_slot[columns], halo_j_slot[columns];
+    bool stored[columns];
     for (int p = 0; p < columns; ++p) {
       const int e = member.team_rank() + p * Threads;
       const int tc = e % TC, ty = e / TC;
-      Column& k = col[p];
-      k.c = clamped(c0 + tc, c_end);
-      k.j = clamped(j0 + ty, j_end);
-      k.slot = (ty + 1) * row_length + tc + 1;
-      k.stored = c0 + tc >= c_begin && c0 + tc < c_end && j0 + ty < j_end;
-      k.halo_c = tc == 0 ? (c0 - 1 < c_begin - 1 ? c_begin - 1 : c0 - 1)
-                         : (tc == TC - 1 ? clamped(c0 + TC, c_end) : -1);
-      k.halo_c_slot = tc == 0 ? k.slot - 1 : k.slot + 1;
-      k.halo_j = ty == 0 ? j0 - 1 : (ty == TY - 1 ? clamped(j0 + TY, j_end) : -1);
-      k.halo_j_slot = ty == 0 ? k.slot - row_length : k.slot + row_length;
+      const int c = clamped(c0 + tc, c_end), j = clamped(j0 + ty, j_end);
+      at[p] = &at_slow_y_contiguous(u, 0, j, c) - base;
+      slot[p] = (ty + 1) * row_length + tc + 1;
+      stored[p] = c0 + tc >= c_begin && c0 + tc < c_end && j0 + ty < j_end;
+      const int halo_c = tc == 0 ? (c0 - 1 < c_begin - 1 ? c_begin - 1 : c0 - 1)
+                                 : (tc == TC - 1 ? clamped(c0 + TC, c_end) : -1);
+      halo_c_at[p] = halo_c < 0 ? -1 : &at_slow_y_contiguous(u, 0, j, halo_c) - base;
+      halo_c_slot[p] = tc == 0 ? slot[p] - 1 : slot[p] + 1;
+      const int halo_j = ty == 0 ? j0 - 1 : (ty == TY - 1 ? clamped(j0 + TY, j_end) : -1);
+      halo_j_at[p] = halo_j < 0 ? -1 : &at_slow_y_contiguous(u, 0, halo_j, c) - base;
+      halo_j_slot[p] = ty == 0 ? slot[p] - row_length : slot[p] + row_length;
     }
-
-    T below[columns], here[columns], above[columns], halo_c[columns], halo_j[columns];
+    // column[p][q] holds plane s - 1 + q of column p, halo_c[p][q] and halo_j[p][q] plane s + q,
+    // at the start of the step that updates plane s.
+    T column[columns][3 + lead], halo_c[columns][1 + lead], halo_j[columns][1 + lead];
     for (int p = 0; p < columns; ++p) {
-      const Column& k = col[p];
-      below[p] = at_slow_y_contiguous(u, first - 1, k.j, k.c);
-      here[p] = at_slow_y_contiguous(u, first, k.j, k.c);
-      above[p] = at_slow_y_contiguous(u, clamped(first + 1, s_end), k.j, k.c);
-      halo_c[p] = k.halo_c < 0 ? T(0) : at_slow_y_contiguous(u, first, k.j, k.halo_c);
-      halo_j[p] = k.halo_j < 0 ? T(0) : at_slow_y_contiguous(u, first, k.halo_j, k.c);
+      for (int q = 0; q < 3 + lead; ++q)
+        column[p][q] = load(at[p] + clamped(first - 1 + q, s_end) * plane_stride);
+      for (int q = 0; q < 1 + lead; ++q) {
+        const std::ptrdiff_t plane = (first + q < last ? first + q : last - 1) * plane_stride;
+        halo_c[p][q] = halo_c_at[p] < 0 ? T(0) : load(halo_c_at[p] + plane);
+        halo_j[p][q] = halo_j_at[p] < 0 ? T(0) : load(halo_j_at[p] + plane);
+      }
     }
     for (int s = first; s < last; ++s) {
       T* const plane = planes + ((s - first) & 1) * plane_count;
-      const int ahead = clamped(s + 2, s_end);
-      const int next = s + 1 < last ? s + 1 : s;
-      T coming[columns], next_halo_c[columns], next_halo_j[columns];
+      const std::ptrdiff_t incoming_plane = clamped(s + 2 + lead, s_end) * plane_stride;
+      const std::ptrdiff_t incoming_halo_plane =
+          (s + 1 + lead < last ? s + 1 + lead : last - 1) * plane_stride;
+      T incoming[columns], incoming_c[columns], incoming_j[columns];
       for (int p = 0; p < columns; ++p) {
-        const Column& k = col[p];
-        coming[p] = at_slow_y_contiguous(u, ahead, k.j, k.c);
-        next_halo_c[p] = k.halo_c < 0 ? T(0) : at_slow_y_contiguous(u, next, k.j, k.halo_c);
-        next_halo_j[p] = k.halo_j < 0 ? T(0) : at_slow_y_contiguous(u, next, k.halo_j, k.c);
-      }
-      for (int p = 0; p < columns; ++p) {
-        const Column& k = col[p];
-        plane[k.slot] = here[p];
-        if (k.halo_c >= 0) plane[k.halo_c_slot] = halo_c[p];
-        if (k.halo_j >= 0) plane[k.halo_j_slot] = halo_j[p];
+        incoming[p] = load(at[p] + incoming_plane);
+        incoming_c[p] = halo_c_at[p] < 0 ? T(0) : load(halo_c_at[p] + incoming_halo_plane);
+        incoming_j[p] = halo_j_at[p] < 0 ? T(0) : load(halo_j_at[p] + incoming_halo_plane);
+        plane[slot[p]] = column[p][1];
+        if (halo_c_at[p] >= 0) plane[halo_c_slot[p]] = halo_c[p][0];
+        if (halo_j_at[p] >= 0) plane[halo_j_slot[p]] = halo_j[p][0];
       }
       member.team_barrier();
       for (int p = 0; p < columns; ++p) {
-        const Column& k = col[p];
-        if (k.stored)
+        if (stored[p])
           store_output<Streaming>(
-              &at_slow_y_contiguous(f, s, k.j, k.c),
-              stencil7_by_role<KokkosLayout>(here[p], below[p], above[p],
-                                             plane[k.slot - row_length], plane[k.slot + row_length],
-                                             plane[k.slot - 1], plane[k.slot + 1], a));
-        below[p] = here[p];
-        here[p] = above[p];
-        above[p] = coming[p];
-        halo_c[p] = next_halo_c[p];
-        halo_j[p] = next_halo_j[p];
+              &f.data()[at[p] + s * plane_stride],
+              stencil7_by_role<KokkosLayout>(
+                  column[p][1], column[p][0], column[p][2], plane[slot[p] - row_length],
+                  plane[slot[p] + row_length], plane[slot[p] - 1], plane[slot[p] + 1], a));
+        for (int q = 0; q + 1 < 3 + lead; ++q) column[p][q] = column[p][q + 1];
+        column[p][2 + lead] = incoming[p];
+        for (int q = 0; q < lead; ++q) {
+          halo_c[p][q] = halo_c[p][q + 1];
+          halo_j[p][q] = halo_j[p][q + 1];
+        }
+        halo_c[p][lead] = incoming_c[p];
+        halo_j[p][lead] = incoming_j[p];
       }
     }
   }
+
+  // u at a linear offset, through the read-only path like the View's RandomAccess loads.
+  KOKKOS_FORCEINLINE_FUNCTION T load(const std::ptrdiff_t offset) const { return flat(offset); }
 
   // Indices past the update range read the boundary or halo plane at `end`, always allocated.
   KOKKOS_FORCEINLINE_FUNCTION static int clamped(const int index, const int end) {
@@ -472,10 +483,10 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
           const int slabs = (plan.s_end - plan.s_begin + slab - 1) / slab;
           Policy policy(c_tiles * j_tiles * slabs, Threads);
           policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes<T>(tile)));
-          Kokkos::parallel_for(
-              "kstencil::laplacian::scratch", policy,
-              Stencil{u, f, a, plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
-                      plan.s_begin, plan.s_end, slab, plan.c_begin, plan.c_end});
+          Kokkos::parallel_for("kstencil::laplacian::scratch", policy,
+                               Stencil{u, typename Stencil::Flat(u.data(), u.span()), f, a,
+                                       plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
+                                       plan.s_begin, plan.s_end, slab, plan.c_begin, plan.c_end});
         }
       });
     });
