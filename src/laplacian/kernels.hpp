@@ -257,13 +257,8 @@ struct ScratchStencil {
   static constexpr int plane_count = (TY + 2) * row_length;  // a plane of the tile and its halo
   static constexpr int scratch_count = 2 * plane_count;      // two planes, used in turn
   static constexpr int columns = TC * TY / Threads;          // (c, y) columns per thread
-  static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
-
-  using Flat = Kokkos::View<
-      const T*, Kokkos::MemoryTraits<Kokkos::Unmanaged | Kokkos::RandomAccess | Kokkos::Restrict>>;
 
   StencilInput<T, KokkosLayout> u;
-  Flat flat;  // u's span, for loads at precomputed offsets
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
   int c_origin, c_tiles;  // first (aligned) contiguous index of tile 0, tiles along that axis
@@ -282,77 +277,71 @@ struct ScratchStencil {
     const int first = s_begin + tile / c_tiles / j_tiles * slab;
     const int last = first + slab < s_end ? first + slab : s_end;  // exclusive
     T* const planes = Scratch(member.team_scratch(0), scratch_count).data();
-    const T* const base = u.data();
-    const std::ptrdiff_t plane_stride = x_slowest ? u.stride(0) : u.stride(2);
 
-    // Per column: offsets of its (y, c) point and of the halo point it loads along the contiguous
-    // axis and along y (none: -1) in the plane s = 0, its scratch slots, whether it is stored.
-    std::ptrdiff_t at[columns], halo_c_at[columns], halo_j_at[columns];
+    // Per column: its clamped (y, c) indices, those of the halo point it loads along the
+    // contiguous axis and along y (none: -1), its scratch slots, whether it is stored.
+    int j[columns], c[columns], halo_c[columns], halo_j[columns];
     int slot[columns], halo_c_slot[columns], halo_j_slot[columns];
     bool stored[columns];
     for (int p = 0; p < columns; ++p) {
       const int e = member.team_rank() + p * Threads;
       const int tc = e % TC, ty = e / TC;
-      const int c = clamped(c0 + tc, c_end), j = clamped(j0 + ty, j_end);
-      at[p] = &at_slow_y_contiguous(u, 0, j, c) - base;
+      c[p] = clamped(c0 + tc, c_end);
+      j[p] = clamped(j0 + ty, j_end);
       slot[p] = (ty + 1) * row_length + tc + 1;
       stored[p] = c0 + tc >= c_begin && c0 + tc < c_end && j0 + ty < j_end;
-      const int halo_c = tc == 0 ? (c0 - 1 < c_begin - 1 ? c_begin - 1 : c0 - 1)
-                                 : (tc == TC - 1 ? clamped(c0 + TC, c_end) : -1);
-      halo_c_at[p] = halo_c < 0 ? -1 : &at_slow_y_contiguous(u, 0, j, halo_c) - base;
+      halo_c[p] = tc == 0 ? (c0 - 1 < c_begin - 1 ? c_begin - 1 : c0 - 1)
+                          : (tc == TC - 1 ? clamped(c0 + TC, c_end) : -1);
       halo_c_slot[p] = tc == 0 ? slot[p] - 1 : slot[p] + 1;
-      const int halo_j = ty == 0 ? j0 - 1 : (ty == TY - 1 ? clamped(j0 + TY, j_end) : -1);
-      halo_j_at[p] = halo_j < 0 ? -1 : &at_slow_y_contiguous(u, 0, halo_j, c) - base;
+      halo_j[p] = ty == 0 ? j0 - 1 : (ty == TY - 1 ? clamped(j0 + TY, j_end) : -1);
       halo_j_slot[p] = ty == 0 ? slot[p] - row_length : slot[p] + row_length;
     }
-    // column[p][q] holds plane s - 1 + q of column p, halo_c[p][q] and halo_j[p][q] plane s + q,
-    // at the start of the step that updates plane s.
-    T column[columns][3 + lead], halo_c[columns][1 + lead], halo_j[columns][1 + lead];
+    // column[p][q] holds plane s - 1 + q of column p, along_c[p][q] and along_j[p][q] its halo
+    // points in plane s + q, at the start of the step that updates plane s.
+    T column[columns][3 + lead], along_c[columns][1 + lead], along_j[columns][1 + lead];
     for (int p = 0; p < columns; ++p) {
       for (int q = 0; q < 3 + lead; ++q)
-        column[p][q] = load(at[p] + clamped(first - 1 + q, s_end) * plane_stride);
+        column[p][q] = at_slow_y_contiguous(u, clamped(first - 1 + q, s_end), j[p], c[p]);
       for (int q = 0; q < 1 + lead; ++q) {
-        const std::ptrdiff_t plane = (first + q < last ? first + q : last - 1) * plane_stride;
-        halo_c[p][q] = halo_c_at[p] < 0 ? T(0) : load(halo_c_at[p] + plane);
-        halo_j[p][q] = halo_j_at[p] < 0 ? T(0) : load(halo_j_at[p] + plane);
+        const int plane = first + q < last ? first + q : last - 1;
+        along_c[p][q] = halo_c[p] < 0 ? T(0) : at_slow_y_contiguous(u, plane, j[p], halo_c[p]);
+        along_j[p][q] = halo_j[p] < 0 ? T(0) : at_slow_y_contiguous(u, plane, halo_j[p], c[p]);
       }
     }
     for (int s = first; s < last; ++s) {
       T* const plane = planes + ((s - first) & 1) * plane_count;
-      const std::ptrdiff_t incoming_plane = clamped(s + 2 + lead, s_end) * plane_stride;
-      const std::ptrdiff_t incoming_halo_plane =
-          (s + 1 + lead < last ? s + 1 + lead : last - 1) * plane_stride;
+      const int incoming_plane = clamped(s + 2 + lead, s_end);
+      const int incoming_halo_plane = s + 1 + lead < last ? s + 1 + lead : last - 1;
       T incoming[columns], incoming_c[columns], incoming_j[columns];
       for (int p = 0; p < columns; ++p) {
-        incoming[p] = load(at[p] + incoming_plane);
-        incoming_c[p] = halo_c_at[p] < 0 ? T(0) : load(halo_c_at[p] + incoming_halo_plane);
-        incoming_j[p] = halo_j_at[p] < 0 ? T(0) : load(halo_j_at[p] + incoming_halo_plane);
+        incoming[p] = at_slow_y_contiguous(u, incoming_plane, j[p], c[p]);
+        incoming_c[p] =
+            halo_c[p] < 0 ? T(0) : at_slow_y_contiguous(u, incoming_halo_plane, j[p], halo_c[p]);
+        incoming_j[p] =
+            halo_j[p] < 0 ? T(0) : at_slow_y_contiguous(u, incoming_halo_plane, halo_j[p], c[p]);
         plane[slot[p]] = column[p][1];
-        if (halo_c_at[p] >= 0) plane[halo_c_slot[p]] = halo_c[p][0];
-        if (halo_j_at[p] >= 0) plane[halo_j_slot[p]] = halo_j[p][0];
+        if (halo_c[p] >= 0) plane[halo_c_slot[p]] = along_c[p][0];
+        if (halo_j[p] >= 0) plane[halo_j_slot[p]] = along_j[p][0];
       }
       member.team_barrier();
       for (int p = 0; p < columns; ++p) {
         if (stored[p])
           store_output<Streaming>(
-              &f.data()[at[p] + s * plane_stride],
+              &at_slow_y_contiguous(f, s, j[p], c[p]),
               stencil7_by_role<KokkosLayout>(
                   column[p][1], column[p][0], column[p][2], plane[slot[p] - row_length],
                   plane[slot[p] + row_length], plane[slot[p] - 1], plane[slot[p] + 1], a));
         for (int q = 0; q + 1 < 3 + lead; ++q) column[p][q] = column[p][q + 1];
         column[p][2 + lead] = incoming[p];
         for (int q = 0; q < lead; ++q) {
-          halo_c[p][q] = halo_c[p][q + 1];
-          halo_j[p][q] = halo_j[p][q + 1];
+          along_c[p][q] = along_c[p][q + 1];
+          along_j[p][q] = along_j[p][q + 1];
         }
-        halo_c[p][lead] = incoming_c[p];
-        halo_j[p][lead] = incoming_j[p];
+        along_c[p][lead] = incoming_c[p];
+        along_j[p][lead] = incoming_j[p];
       }
     }
   }
-
-  // u at a linear offset, through the read-only path like the View's RandomAccess loads.
-  KOKKOS_FORCEINLINE_FUNCTION T load(const std::ptrdiff_t offset) const { return flat(offset); }
 
   // Indices past the update range read the boundary or halo plane at `end`, always allocated.
   KOKKOS_FORCEINLINE_FUNCTION static int clamped(const int index, const int end) {
@@ -483,10 +472,10 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
           const int slabs = (plan.s_end - plan.s_begin + slab - 1) / slab;
           Policy policy(c_tiles * j_tiles * slabs, Threads);
           policy.set_scratch_size(0, Kokkos::PerTeam(scratch_bytes<T>(tile)));
-          Kokkos::parallel_for("kstencil::laplacian::scratch", policy,
-                               Stencil{u, typename Stencil::Flat(u.data(), u.span()), f, a,
-                                       plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
-                                       plan.s_begin, plan.s_end, slab, plan.c_begin, plan.c_end});
+          Kokkos::parallel_for(
+              "kstencil::laplacian::scratch", policy,
+              Stencil{u, f, a, plan.c_origin, c_tiles, plan.j_begin, plan.j_end, j_tiles,
+                      plan.s_begin, plan.s_end, slab, plan.c_begin, plan.c_end});
         }
       });
     });
