@@ -4,10 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <cstdio>
-#include <cstdlib>
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime.h>
-#endif
 #include <functional>
 #include <iostream>
 #include <map>
@@ -89,15 +85,6 @@ int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
   int status = 0;
   Kokkos::initialize(argc, argv);  // removes the --kokkos-* flags it knows from argv
-#if defined(KOKKOS_ENABLE_CUDA)
-  // Experiment: the L2's fetch granularity from DRAM, a hint the driver may clamp or ignore.
-  if (const char* bytes = std::getenv("KSTENCIL_L2_FETCH_BYTES")) {
-    cudaDeviceSetLimit(cudaLimitMaxL2FetchGranularity, std::atoi(bytes));
-    std::size_t now = 0;
-    cudaDeviceGetLimit(&now, cudaLimitMaxL2FetchGranularity);
-    std::fprintf(stderr, "kstencil: L2 fetch granularity %zu bytes\n", now);
-  }
-#endif
   {
     // A --kokkos-* flag this Kokkos does not know (e.g. --kokkos-num-threads before 3.7) is left in
     // argv: say so rather than fail on it.
