@@ -173,8 +173,8 @@ def configurations(name, sizes):
             for layout in ("right", "left"):
                 base = [f"kernel.layout={layout}", "run.precision=double"]
                 yield name, size, base + ["kernel.variant=auto"]
-                for (c, y), s in itertools.product(((32, 4), (64, 2), (32, 8), (64, 4), (128, 2),
-                                                    (64, 8)), (32, 64)):
+                for (c, y), s in itertools.product(((32, 4), (32, 8), (64, 4), (64, 8), (128, 4),
+                                                    (128, 8)), (64, 128, max(size))):
                     yield name, size, base + ["kernel.variant=scratch",
                                               f"kernel.tile=[{c},{y},{s}]"]
     else:

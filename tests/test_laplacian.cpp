@@ -252,7 +252,7 @@ TEST_CASE(
   // LayoutRight: planes are z-y, 256 * 1024 * 8 B = 2 MiB: one part.
   CHECK(auto_subdomain_parts(grid, Layout::right, 8, llc, 4, 4) == 1);
   CHECK(auto_subdomain_parts(grid, Layout::left, 8, 0, 4, 4) == 1);
-  // Scratch tiles 4 planes deep reuse 6 planes: 6 x 8 MiB / 12.5 MiB -> 4 parts at 1024^3.
+  // Six planes: 6 x 8 MiB / 12.5 MiB -> 4 parts at 1024^3.
   CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 6) == 4);
 }
 
@@ -293,7 +293,7 @@ TEST_CASE("scratch tiles outside the compiled set or Kokkos' team scratch are re
   config.variant = LaplacianVariant::scratch;
   config.layout = Layout::left;
   const ExecLimits limits = default_exec_limits();
-  CHECK_FALSE(laplacian_config_problem(config, grid, limits).has_value());  // 64 x 4 x 4
+  CHECK_FALSE(laplacian_config_problem(config, grid, limits).has_value());  // 64 x 4 x 64
   config.tile = {48, 4, 4};
   REQUIRE(laplacian_config_problem(config, grid, limits).has_value());
   CHECK_THAT(*laplacian_config_problem(config, grid, limits),

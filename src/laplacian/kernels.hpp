@@ -56,6 +56,16 @@ KOKKOS_FORCEINLINE_FUNCTION decltype(auto) at_slow_y_contiguous(const View& v, c
   return x_is_slowest<typename View::array_layout>() ? v(s, j, c) : v(c, j, s);
 }
 
+// Offset of (slowest-axis index s, y index j, contiguous index c) from v.data().
+template <class View>
+KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t offset_slow_y_contiguous(const View& v, const int s,
+                                                                    const int j, const int c) {
+  const bool x_slowest = x_is_slowest<typename View::array_layout>();
+  return static_cast<std::ptrdiff_t>(x_slowest ? s : c) * v.stride(0) +
+         static_cast<std::ptrdiff_t>(j) * v.stride(1) +
+         static_cast<std::ptrdiff_t>(x_slowest ? c : s) * v.stride(2);
+}
+
 // stencil7 with the neighbours given by axis role, passed on in stencil7's x, y, z order.
 template <class KokkosLayout, class T>
 KOKKOS_FORCEINLINE_FUNCTION T stencil7_by_role(const T centre, const T s_minus, const T s_plus,
@@ -175,9 +185,10 @@ struct LineStencil {
 // plane size (no last-level-cache cliff) plus its two neighbours along the contiguous axis, which
 // the work items beside it in the warp bring into the L1. Each step issues the loads of the step
 // after it before it computes and stores its own points, so one step's loads are in flight while
-// the previous step's results go out. The policy counts points along the contiguous axis from a
-// multiple of column_alignment (the items before c_begin return at once), blocks of M points along
-// y and slabs.
+// the previous step's results go out (the rolled loop's rotation then waits for them at the step's
+// end; unrolled by its period the body needs 244-255 registers and is slower, docs/PERFORMANCE.md).
+// The policy counts points along the contiguous axis from a multiple of column_alignment (the items
+// before c_begin return at once), blocks of M points along y and slabs.
 template <class T, class KokkosLayout, int M, bool Streaming>
 struct MarchStencil {
   StencilInput<T, KokkosLayout> u;
@@ -240,14 +251,19 @@ struct MarchStencil {
 // centres of its (c, y) column in the planes below, at and above the one being updated in
 // registers, and the team shares the plane being updated, with its halo rows along y and halo
 // columns along the contiguous axis, through team scratch. A point then costs 1 + 2 / TY loads
-// through the L2 plus two single-element halo loads per TC points and the slab's two extra planes,
-// against 2.5 for the register block of 4 x 2 points; a thread needs few registers, so many warps
-// hide the latency. The plane goes into one of two scratch buffers in turn, so one barrier per
-// plane suffices: a thread writes a buffer again only after every thread has passed the barrier of
-// the plane in between, that is after every thread has finished reading it. Each step issues the
-// loads of the planes it needs next before it computes its own. Threads = the team size: TC x TY
-// on GPUs (one column each), 1 on hosts (the thread walks the tile's columns). Rows and planes
-// past the update range are loaded clamped and their results dropped.
+// through the L2 plus two halo sectors per TC points and the slab's two extra planes, against
+// 2.5 for the register block of 4 x 2 points. The 2 TC + 2 TY halo points of a plane are dealt to
+// the threads one each (on GPUs), so a thread carries one column and at most one halo point, its
+// offsets computed once, in 40 registers under the launch bound apply_scratch sets. The plane goes
+// into one of two scratch buffers in turn, so one barrier per plane suffices: a thread writes a
+// buffer again only after every thread has passed the barrier of the plane in between, that is
+// after every thread has finished reading it. Each step issues the loads of the planes lead + 2
+// ahead before it computes its own; the rolled loop moves them into the rotating registers at the
+// step's end, so they are in flight during the step's barrier and stores only (unrolling the loop
+// by the rotation's period removed the moves but took more registers and was slower,
+// docs/PERFORMANCE.md). Threads = the team size: TC x TY on GPUs (one column each), 1 on hosts (the
+// thread walks the tile's columns). Rows and planes past the update range are loaded clamped,
+// results dropped.
 template <class T, class KokkosLayout, int TC, int TY, int Threads, bool Streaming>
 struct ScratchStencil {
   using Member = typename Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::member_type;
@@ -257,6 +273,10 @@ struct ScratchStencil {
   static constexpr int plane_count = (TY + 2) * row_length;  // a plane of the tile and its halo
   static constexpr int scratch_count = 2 * plane_count;      // two planes, used in turn
   static constexpr int columns = TC * TY / Threads;          // (c, y) columns per thread
+  static constexpr int halo_points = 2 * TC + 2 * TY;        // rows j0 - 1, j0 + TY; columns
+  static constexpr int halo_jobs = (halo_points + Threads - 1) / Threads;  // per thread
+  static constexpr int lead = 1;
+  static constexpr int depth = 3 + lead;  // planes of a column held: below, at, above, coming
 
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
@@ -266,10 +286,6 @@ struct ScratchStencil {
   int s_begin, s_end, slab;  // update range along the slowest axis, planes per team
   int c_begin, c_end;
 
-  // Planes loaded beyond the one above the plane being updated: a load is issued lead + 1 steps
-  // before its value is used.
-  static constexpr int lead = 2;
-
   KOKKOS_INLINE_FUNCTION void operator()(const Member& member) const {
     const int tile = member.league_rank();
     const int c0 = c_origin + (tile % c_tiles) * TC;
@@ -277,68 +293,77 @@ struct ScratchStencil {
     const int first = s_begin + tile / c_tiles / j_tiles * slab;
     const int last = first + slab < s_end ? first + slab : s_end;  // exclusive
     T* const planes = Scratch(member.team_scratch(0), scratch_count).data();
+    const T* KOKKOS_RESTRICT const in = u.data();
+    const std::ptrdiff_t plane_stride = x_is_slowest<KokkosLayout>() ? u.stride(0) : u.stride(2);
 
-    // Per column: its clamped (y, c) indices, those of the halo point it loads along the
-    // contiguous axis and along y (none: -1), its scratch slots, whether it is stored.
-    int j[columns], c[columns], halo_c[columns], halo_j[columns];
-    int slot[columns], halo_c_slot[columns], halo_j_slot[columns];
-    bool stored[columns];
+    // Offsets of plane 0 of each column and halo point, their scratch slots, stored or not.
+    std::ptrdiff_t column_at[columns], halo_at[halo_jobs];
+    int slot[columns], halo_slot[halo_jobs];
+    bool stored[columns], has_halo[halo_jobs];
     for (int p = 0; p < columns; ++p) {
       const int e = member.team_rank() + p * Threads;
       const int tc = e % TC, ty = e / TC;
-      c[p] = clamped(c0 + tc, c_end);
-      j[p] = clamped(j0 + ty, j_end);
+      column_at[p] =
+          offset_slow_y_contiguous(u, 0, clamped(j0 + ty, j_end), clamped(c0 + tc, c_end));
       slot[p] = (ty + 1) * row_length + tc + 1;
       stored[p] = c0 + tc >= c_begin && c0 + tc < c_end && j0 + ty < j_end;
-      halo_c[p] = tc == 0 ? (c0 - 1 < c_begin - 1 ? c_begin - 1 : c0 - 1)
-                          : (tc == TC - 1 ? clamped(c0 + TC, c_end) : -1);
-      halo_c_slot[p] = tc == 0 ? slot[p] - 1 : slot[p] + 1;
-      halo_j[p] = ty == 0 ? j0 - 1 : (ty == TY - 1 ? clamped(j0 + TY, j_end) : -1);
-      halo_j_slot[p] = ty == 0 ? slot[p] - row_length : slot[p] + row_length;
     }
-    // column[p][q] holds plane s - 1 + q of column p, along_c[p][q] and along_j[p][q] its halo
-    // points in plane s + q, at the start of the step that updates plane s.
-    T column[columns][3 + lead], along_c[columns][1 + lead], along_j[columns][1 + lead];
-    for (int p = 0; p < columns; ++p) {
-      for (int q = 0; q < 3 + lead; ++q)
-        column[p][q] = at_slow_y_contiguous(u, clamped(first - 1 + q, s_end), j[p], c[p]);
-      for (int q = 0; q < 1 + lead; ++q) {
-        const int plane = first + q < last ? first + q : last - 1;
-        along_c[p][q] = halo_c[p] < 0 ? T(0) : at_slow_y_contiguous(u, plane, j[p], halo_c[p]);
-        along_j[p][q] = halo_j[p] < 0 ? T(0) : at_slow_y_contiguous(u, plane, halo_j[p], c[p]);
+    for (int h = 0; h < halo_jobs; ++h) {
+      const int e = member.team_rank() + h * Threads;
+      int hj, hc;
+      has_halo[h] = e < halo_points;
+      if (e < 2 * TC) {  // row j0 - 1 or j0 + TY
+        const int tc = e % TC;
+        const bool upper = e >= TC;
+        hj = upper ? clamped(j0 + TY, j_end) : j0 - 1;
+        hc = clamped(c0 + tc, c_end);
+        halo_slot[h] = (upper ? TY + 1 : 0) * row_length + tc + 1;
+      } else {  // column c0 - 1 or c0 + TC
+        const int ty = (e - 2 * TC) % TY;
+        const bool upper = e - 2 * TC >= TY;
+        hj = clamped(j0 + ty, j_end);
+        hc = upper ? clamped(c0 + TC, c_end) : (c0 - 1 < c_begin - 1 ? c_begin - 1 : c0 - 1);
+        halo_slot[h] = (ty + 1) * row_length + (upper ? TC + 1 : 0);
       }
+      halo_at[h] = has_halo[h] ? offset_slow_y_contiguous(u, 0, hj, hc) : 0;
     }
+    // column[p][q] holds plane s - 1 + q of column p, halo[h][q] halo point h in plane s + q, at
+    // the start of the step that updates plane s.
+    T column[columns][depth], halo[halo_jobs][1 + lead];
+    for (int p = 0; p < columns; ++p)
+      for (int q = 0; q < depth; ++q)
+        column[p][q] = in[column_at[p] + clamped(first - 1 + q, s_end) * plane_stride];
+    for (int h = 0; h < halo_jobs; ++h)
+      for (int q = 0; q < 1 + lead; ++q)
+        halo[h][q] = has_halo[h]
+                         ? in[halo_at[h] + (first + q < last ? first + q : last - 1) * plane_stride]
+                         : T(0);
     for (int s = first; s < last; ++s) {
       T* const plane = planes + ((s - first) & 1) * plane_count;
-      const int incoming_plane = clamped(s + 2 + lead, s_end);
-      const int incoming_halo_plane = s + 1 + lead < last ? s + 1 + lead : last - 1;
-      T incoming[columns], incoming_c[columns], incoming_j[columns];
-      for (int p = 0; p < columns; ++p) {
-        incoming[p] = at_slow_y_contiguous(u, incoming_plane, j[p], c[p]);
-        incoming_c[p] =
-            halo_c[p] < 0 ? T(0) : at_slow_y_contiguous(u, incoming_halo_plane, j[p], halo_c[p]);
-        incoming_j[p] =
-            halo_j[p] < 0 ? T(0) : at_slow_y_contiguous(u, incoming_halo_plane, halo_j[p], c[p]);
-        plane[slot[p]] = column[p][1];
-        if (halo_c[p] >= 0) plane[halo_c_slot[p]] = along_c[p][0];
-        if (halo_j[p] >= 0) plane[halo_j_slot[p]] = along_j[p][0];
-      }
+      const std::ptrdiff_t incoming = clamped(s + depth - 1, s_end) * plane_stride;
+      const std::ptrdiff_t incoming_halo =
+          (s + 1 + lead < last ? s + 1 + lead : last - 1) * plane_stride;
+      T coming[columns], coming_halo[halo_jobs];
+      for (int p = 0; p < columns; ++p) coming[p] = in[column_at[p] + incoming];
+      for (int h = 0; h < halo_jobs; ++h)
+        coming_halo[h] = has_halo[h] ? in[halo_at[h] + incoming_halo] : T(0);
+      for (int p = 0; p < columns; ++p) plane[slot[p]] = column[p][1];
+      for (int h = 0; h < halo_jobs; ++h)
+        if (has_halo[h]) plane[halo_slot[h]] = halo[h][0];
       member.team_barrier();
       for (int p = 0; p < columns; ++p) {
         if (stored[p])
           store_output<Streaming>(
-              &at_slow_y_contiguous(f, s, j[p], c[p]),
+              f.data() + column_at[p] + s * plane_stride,
               stencil7_by_role<KokkosLayout>(
                   column[p][1], column[p][0], column[p][2], plane[slot[p] - row_length],
                   plane[slot[p] + row_length], plane[slot[p] - 1], plane[slot[p] + 1], a));
-        for (int q = 0; q + 1 < 3 + lead; ++q) column[p][q] = column[p][q + 1];
-        column[p][2 + lead] = incoming[p];
-        for (int q = 0; q < lead; ++q) {
-          along_c[p][q] = along_c[p][q + 1];
-          along_j[p][q] = along_j[p][q + 1];
-        }
-        along_c[p][lead] = incoming_c[p];
-        along_j[p][lead] = incoming_j[p];
+        for (int q = 0; q + 1 < depth; ++q) column[p][q] = column[p][q + 1];
+        column[p][depth - 1] = coming[p];
+      }
+      for (int h = 0; h < halo_jobs; ++h) {
+        for (int q = 0; q < lead; ++q) halo[h][q] = halo[h][q + 1];
+        halo[h][lead] = coming_halo[h];
       }
     }
   }
@@ -455,6 +480,10 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
                    const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
   const auto a = StencilCoeffs<T>::from_spacing(grid.spacing);
   const ScratchTile tile = scratch_tile(config);
+  // The kernel addresses u and f by the same offsets.
+  for (int d = 0; d < 3; ++d)
+    if (u.extent(d) != f.extent(d) || u.stride(d) != f.stride(d))
+      throw std::invalid_argument("scratch variant: u and f must have the same shape");
   bool compiled = false;
   dispatch_constant<32, 64, 128>(tile.contiguous, [&](auto tc) {
     compiled = dispatch_constant<2, 4, 8>(tile.y, [&](auto ty) {
@@ -463,8 +492,12 @@ void apply_scratch(const LaplacianKernelConfig& config, const Grid& grid,
       dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
         using Stencil =
             ScratchStencil<T, KokkosLayout, TC, TY, Threads, decltype(streaming)::value>;
-        using Policy =
-            Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace, Kokkos::LaunchBounds<Threads, 1>>;
+        // Blocks per SM for 1536 threads: caps registers at 40 (H100, 2026-11-23: without a cap
+        // ptxas takes 62-78, which leaves 512-thread teams one block per SM and 0.57-0.60 of
+        // memcpy; a cap of 32 for 2048 threads spills, 0.34-0.66; docs/PERFORMANCE.md).
+        constexpr unsigned MinBlocks = Threads < 1536 ? 1536 / Threads : 1;
+        using Policy = Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace,
+                                          Kokkos::LaunchBounds<Threads, MinBlocks>>;
         const int slab = static_cast<int>(tile.slow);
         for (const ScratchPlan& plan : plan_scratch(config, grid)) {
           const int c_tiles = (plan.c_end - plan.c_origin + TC - 1) / TC;

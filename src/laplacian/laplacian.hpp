@@ -39,10 +39,12 @@ struct LaplacianKernelConfig {
   bool streaming_stores = true;  // column, march and scratch kernels: GPU stores marked evict-first
 };
 
-// The scratch variant's team tile in points along the contiguous axis, y and the slowest axis:
-// config.tile (axis order x, y, z) with 0 entries taken from the default 64 x 4 x 4.
+// The scratch variant's team tile: points along the contiguous axis and y, and planes of the
+// slowest axis a team marches through (its slab): config.tile (axis order x, y, z) with 0 entries
+// taken from the default 64 x 4 x 64, within 2% of the best tile measured at 512^3 on H100 in
+// either layout (docs/PERFORMANCE.md, eighth run).
 struct ScratchTile {
-  std::int64_t contiguous = 64, y = 8, slow = 32;
+  std::int64_t contiguous = 64, y = 4, slow = 64;
 };
 ScratchTile scratch_tile(const LaplacianKernelConfig& config);
 // Team scratch of one tile: its points and the halo around them.
@@ -100,10 +102,10 @@ void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const G
                                     const Field<const T, KokkosLayout>& u,
                                     const Field<T, KokkosLayout>& f);
 
-// Number of y parts for the subdomain and scratch variants so that `planes` planes (cross-sections
-// normal to the slowest axis) of one part fit in a quarter of the last-level cache; parts hold
-// whole blocks of m points along y. A work item reads its block's extent along the slowest axis
-// plus two planes: m_slow + 2 for subdomain, the tile's depth + 2 for scratch.
+// Number of y parts for the subdomain variant so that `planes` planes (cross-sections normal to the
+// slowest axis) of one part fit in a quarter of the last-level cache; parts hold whole blocks of m
+// points along y. A work item reads its block's extent along the slowest axis plus two planes,
+// m_slow + 2.
 int auto_subdomain_parts(const Grid& grid, Layout layout, int element_bytes, std::int64_t llc_bytes,
                          int m, int planes);
 

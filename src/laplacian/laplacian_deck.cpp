@@ -22,9 +22,10 @@ const Schema& laplacian_schema() {
            "contiguous axis (ignores tile, iterate, launch_bounds, m, parts); march = one work "
            "item per block of m points along y, marching along the slowest axis through a slab "
            "(ignores iterate, m_slow and the slowest axis' tile entry); scratch = one thread team "
-           "per tile, shared through team scratch memory; "
-           "tile = the team's tile in points (0 = 64 along the contiguous axis, 4 along y and "
-           "the slowest axis), ignores iterate, launch_bounds, m, m_slow)")
+           "per tile of the contiguous axis x y, marching along the slowest axis through a slab "
+           "and sharing each plane through team scratch memory; tile = the team's points along "
+           "the contiguous axis and y and its slab's planes (0 = 64 x 4 x 64), ignores iterate, "
+           "launch_bounds, m, m_slow)")
            .choices(
                {"auto", "mdrange", "register-blocked", "subdomain", "line", "march", "scratch"})},
       kernel_trait_keys(),
@@ -38,8 +39,8 @@ const Schema& laplacian_schema() {
            .int_choices({1, 2, 4}),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
            "subdomain, scratch: parts of the y range launched one after another, auto = sized "
-           "so the planes a work item reads (subdomain: m_slow + 2; scratch: its slowest-axis "
-           "extent + 2) fit in a quarter of the last-level cache; march: slabs of the slowest "
+           "so the m_slow + 2 planes a subdomain work item reads fit in a quarter of the "
+           "last-level cache, 1 for scratch (its teams march); march: slabs of the slowest "
            "axis, auto = enough work items to fill the device")
            .min(1),
        Key("kernel", "streaming_stores", T::boolean, "true",

@@ -197,13 +197,14 @@ std::optional<std::string> scratch_problem(const LaplacianKernelConfig& config,
   const ScratchTile tile = scratch_tile(config);
   const std::string shape = std::to_string(tile.contiguous) + " x " + std::to_string(tile.y) +
                             " x " + std::to_string(tile.slow) +
-                            " (contiguous axis x y x slowest axis)";
+                            " (contiguous axis x y x planes per slab)";
   const auto one_of = [](std::int64_t v, std::initializer_list<std::int64_t> allowed) {
     return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
   };
   if (!one_of(tile.contiguous, {32, 64, 128}) || !one_of(tile.y, {2, 4, 8}) || tile.slow < 1)
     return "scratch tile " + shape +
-           ": the contiguous axis takes 32, 64 or 128 points, y and the slowest axis 2, 4 or 8";
+           ": the contiguous axis takes 32, 64 or 128 points, y 2, 4 or 8, the slab at least 1 "
+           "plane";
   const std::int64_t threads = tile.contiguous * tile.y;
   if (limits.gpu && limits.max_threads_per_block > 0 && threads > limits.max_threads_per_block)
     return "scratch tile " + shape + " needs " + std::to_string(threads) +

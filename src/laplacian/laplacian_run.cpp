@@ -127,8 +127,9 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     if (s.kernel.variant == LaplacianVariant::scratch)
       throw deck.error(
           "kernel", "tile", "not valid on " + limits.backend + ": " + *problem,
-          "team tiles of 32, 64 or 128 points along the contiguous axis by 2, 4 or 8 along y and "
-          "along the slowest axis (x y z order, 0 = default), within " +
+          "team tiles of 32, 64 or 128 points along the contiguous axis by 2, 4 or 8 along y, "
+          "marching through slabs of at least 1 plane of the slowest axis (x y z order, 0 = "
+          "default 64 x 4 x 64), within " +
               std::to_string(
                   Kokkos::TeamPolicy<Kokkos::DefaultExecutionSpace>::scratch_size_max(0)) +
               " bytes of team scratch" +
