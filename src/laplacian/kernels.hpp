@@ -218,12 +218,6 @@ struct MarchStencil {
       c_minus[n] = at_slow_y_contiguous(u, first, row[n + 1], c - 1);
       c_plus[n] = at_slow_y_contiguous(u, first, row[n + 1], c + 1);
     }
-    // Unrolled on GPUs by the rotation's period (three plane slots, two neighbour slots: six
-    // steps), the rotation is a renaming: a rolled loop copies the values it just loaded into the
-    // slots at its end, so every step waited for its own loads.
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-#pragma unroll 6
-#endif
     for (int s = first; s < last; ++s) {
       const int ahead = s + 2 <= slow_end ? s + 2 : slow_end;
       const int next = s + 1 < last ? s + 1 : s;
@@ -344,12 +338,6 @@ struct ScratchStencil {
         halo[h][q] = has_halo[h]
                          ? in[halo_at[h] + (first + q < last ? first + q : last - 1) * plane_stride]
                          : T(0);
-    // Unrolled on GPUs by the rotation's period, as in MarchStencil: four column slots (depth),
-    // two halo slots and two scratch buffers.
-    static_assert(depth == 4, "the unroll count below is the rotation's period");
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-#pragma unroll 4
-#endif
     for (int s = first; s < last; ++s) {
       T* const plane = planes + ((s - first) & 1) * plane_count;
       const std::ptrdiff_t incoming = clamped(s + depth - 1, s_end) * plane_stride;
