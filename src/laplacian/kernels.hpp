@@ -119,13 +119,25 @@ struct ColumnStencil {
     const int j0 = j_begin + block * M;
     // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
     // always allocated) and their results dropped.
+    // LayoutRight loads through stride offsets from one base pointer: fewer index instructions
+    // (H100, 512^3 and 2048x1024x256 double: +1-1.5%; PERFORMANCE.md, ninth run). LayoutLeft keeps
+    // the View's arithmetic, which needs fewer registers there: offsets took 138 (3 blocks per SM)
+    // and lost 7%.
+    [[maybe_unused]] const T* KOKKOS_RESTRICT const in = u.data() + c;
+    [[maybe_unused]] const std::ptrdiff_t slow_stride = u.stride(0), y_stride = u.stride(1);
+    const auto load = [&](const int s, const int j, const int dc) -> T {
+      if constexpr (x_slowest)
+        return in[s * slow_stride + j * y_stride + dc];
+      else
+        return at_slow_y_contiguous(u, s, j, c + dc);
+    };
     T centre[MS + 2][M + 2];
     for (int p = 0; p < MS + 2; ++p) {
       const int s = s0 - 1 + p <= s_end ? s0 - 1 + p : s_end;
       for (int n = 0; n < M + 2; ++n) {
         const bool corner = (p == 0 || p == MS + 1) && (n == 0 || n == M + 1);
         const int j = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
-        centre[p][n] = corner ? T(0) : at_slow_y_contiguous(u, s, j, c);
+        centre[p][n] = corner ? T(0) : load(s, j, 0);
       }
     }
     T result[MS][M];
@@ -133,8 +145,8 @@ struct ColumnStencil {
       const int s = s0 + p < s_end ? s0 + p : s_end - 1;
       for (int n = 0; n < M; ++n) {
         const int j = j0 + n < j_end ? j0 + n : j_end - 1;
-        const T c_minus = at_slow_y_contiguous(u, s, j, c - 1);
-        const T c_plus = at_slow_y_contiguous(u, s, j, c + 1);
+        const T c_minus = load(s, j, -1);
+        const T c_plus = load(s, j, 1);
         const T centre_here = centre[p + 1][n + 1];
         const T y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
         const T s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];

@@ -43,16 +43,16 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   if (limits.gpu) {
     // H100, Kokkos 3.4, 512^3 double, FOM / memcpy (docs/PERFORMANCE.md, scripts/bench.py sets
     // blocking and shapes): a work item updates 4 points along y by 2 along the slowest axis
-    // (0.91 layout right, 0.94 left) against 0.89 / 0.87 for 4 x 1 and 0.92 / 0.92 for 2 x 4,
-    // which falls to 0.80 at 1024^3; 4 x 4 and 8 x 4 lose occupancy (0.85-0.90). Float: 4 x 2
-    // gives 0.68 / 0.72, 4 x 1 0.61 / 0.58. 128 threads with launch bounds 128 along the
-    // contiguous axis beat 256 by 2-3% in double and 4-6% in float; blocks that also span y or
-    // the slowest axis are no faster, except where the contiguous axis is short: 128 threads
-    // over 64 points left half of them idle (0.73 at 4096 x 2048 x 64 layout right), so the
-    // block takes the rest along y. The y split into parts keeps the four planes a 4 x 2 block
-    // reads within a quarter of the L2, which removes seed 000's plane cliff: 3 parts at 1024^3
-    // gave 0.910 / 0.930 and 21 at 4096 x 2048 x 64 left 0.892, against 0.903 / 0.923 and 0.870
-    // with the counts for three planes (sixth run). Evict-first stores: no measurable effect.
+    // (0.91 layout right, 0.93 since its loads use stride offsets; 0.94 left) against 0.89 / 0.87
+    // for 4 x 1 and 0.92 / 0.92 for 2 x 4, which falls to 0.80 at 1024^3; 4 x 4 and 8 x 4 lose
+    // occupancy (0.85-0.90). Float: 4 x 2 gives 0.68 / 0.72, 4 x 1 0.61 / 0.58. 128 threads with
+    // launch bounds 128 along the contiguous axis beat 256 by 2-3% in double and 4-6% in float;
+    // blocks that also span y or the slowest axis are no faster, except where the contiguous axis
+    // is short: 128 threads over 64 points left half of them idle (0.73 at 4096 x 2048 x 64 layout
+    // right), so the block takes the rest along y. The y split into parts keeps the four planes a 4
+    // x 2 block reads within a quarter of the L2, which removes seed 000's plane cliff: 3 parts at
+    // 1024^3 gave 0.910 / 0.930 and 21 at 4096 x 2048 x 64 left 0.892, against 0.903 / 0.923 and
+    // 0.870 with the counts for three planes (sixth run). Evict-first stores: no measurable effect.
     config.variant = LaplacianVariant::subdomain;
     config.m = 4;
     config.m_slow = 2;
