@@ -119,15 +119,17 @@ struct ColumnStencil {
     const int j0 = j_begin + block * M;
     // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
     // always allocated) and their results dropped.
-    // Experiment: 32-bit offsets from the block's corner (s0 - 1, j0 - 1, c) in both layouts;
-    // assumes (MS + 2) planes and (M + 2) rows span fewer than 2^31 elements.
-    const std::ptrdiff_t slow_stride = x_slowest ? u.stride(0) : u.stride(2);
-    const std::ptrdiff_t y_stride = u.stride(1);
-    const T* KOKKOS_RESTRICT const corner_ptr =
-        u.data() + (s0 - 1) * slow_stride + (j0 - 1) * y_stride + c;
-    const int slow32 = static_cast<int>(slow_stride), y32 = static_cast<int>(y_stride);
+    // LayoutRight loads through stride offsets from one base pointer: fewer index instructions
+    // (H100, 512^3 and 2048x1024x256 double: +1-1.5%; PERFORMANCE.md, ninth run). LayoutLeft keeps
+    // the View's arithmetic, which needs fewer registers there: offsets took 138 (3 blocks per SM)
+    // and lost 7%.
+    [[maybe_unused]] const T* KOKKOS_RESTRICT const in = u.data() + c;
+    [[maybe_unused]] const std::ptrdiff_t slow_stride = u.stride(0), y_stride = u.stride(1);
     const auto load = [&](const int s, const int j, const int dc) -> T {
-      return corner_ptr[(s - s0 + 1) * slow32 + (j - j0 + 1) * y32 + dc];
+      if constexpr (x_slowest)
+        return in[s * slow_stride + j * y_stride + dc];
+      else
+        return at_slow_y_contiguous(u, s, j, c + dc);
     };
     T centre[MS + 2][M + 2];
     for (int p = 0; p < MS + 2; ++p) {
