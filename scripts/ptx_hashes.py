@@ -4,8 +4,11 @@
 ptxas turns identical PTX into identical machine code, so two trees whose kernel PTX hashes agree
 run the same code on the GPU: a measurement of one holds for the other. Comments are dropped.
 
-Get the PTX of a translation unit from the CUDA build's own compile command (`make -C build/cuda
-VERBOSE=1` prints it) with `-c -o FILE.o` replaced by `-ptx -o FILE.ptx`, then:
+Get the PTX of a translation unit from the CUDA build's own compile command: touch the file, run
+`NVCC_WRAPPER_SHOW_COMMANDS_BEING_RUN=1 make build BACKEND=cuda`, which prints the nvcc line Kokkos'
+nvcc_wrapper runs (before `&&`), and run that line in build/cuda with `-c -o FILE.o` replaced by
+`-ptx -o FILE.ptx` and Debian's nvcc first in PATH (`PATH=/usr/bin:$PATH`, as the bootstrap
+builds). Then:
 
     scripts/ptx_hashes.py apply_double.ptx --match 'ColumnStencil<double, Kokkos::LayoutRight'
 """
