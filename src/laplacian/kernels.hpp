@@ -120,7 +120,7 @@ struct ColumnStencil {
     // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
     // always allocated) and their results dropped.
     // LayoutRight loads through stride offsets from one base pointer: fewer index instructions
-    // (H100, 512^3 and 2048x1024x256 double: +1-1.5%; PERFORMANCE.md, ninth run). LayoutLeft keeps
+    // (H100, 512^3 and 2048x1024x256 double: +1-2%; PERFORMANCE.md, ninth run). LayoutLeft keeps
     // the View's arithmetic, which needs fewer registers there: offsets took 138 (3 blocks per SM)
     // and lost 7%.
     [[maybe_unused]] const T* KOKKOS_RESTRICT const in = u.data() + c;
