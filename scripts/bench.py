@@ -105,6 +105,17 @@ def configurations(name, sizes):
                                               f"kernel.m_slow={m_slow}",
                                               f"kernel.launch_bounds={threads}",
                                               f"kernel.tile=[{threads},1,1]"]
+    elif name == "steps":
+        # Experiment: consecutive slowest-axis blocks per work item (KSTENCIL_STEPS in the
+        # environment), the planes one block shares with the next reused from the L1.
+        for size in sizes or [(512, 512, 512)]:
+            for layout in ("right", "left"):
+                base = [f"kernel.layout={layout}", "run.precision=double"]
+                yield name, size, base + ["kernel.variant=auto"]
+                for m, m_slow in ((4, 2), (4, 1), (8, 1), (2, 2)):
+                    yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
+                                              f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
+                                              "kernel.launch_bounds=128"]
     elif name == "shapes":
         # Thread-block shapes (policy order: contiguous axis, y blocks, slowest-axis blocks) for
         # the best register blocks of the "blocking" set.

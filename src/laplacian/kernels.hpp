@@ -23,6 +23,7 @@ struct LaunchPlan {
   Index s_begin = 0, s_end = 0;  // slowest axis' range of points updated (local indices)
   Index c_begin = 0, c_end = 0;  // contiguous axis' range of points updated (local indices)
   bool column = false;
+  int steps = 1;  // experiment: consecutive slowest-axis blocks per work item (KSTENCIL_STEPS)
 };
 
 // Column launches start the contiguous axis at a multiple of 32 elements (256 B in double, 128 B in
@@ -107,6 +108,7 @@ struct ColumnStencil {
   int j_begin, j_end;  // update range along y
   int s_begin, s_end;  // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
   int c_begin, c_end;  // update range along the contiguous axis; the policy starts aligned below
+  int steps;           // experiment: consecutive slowest-axis blocks per work item
 
   static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
 
@@ -115,8 +117,19 @@ struct ColumnStencil {
     const int z_index = Reversed ? p0 : p2;
     const int c = x_slowest ? z_index : x_index;
     if (c < c_begin || c >= c_end) return;
-    const int s0 = s_begin + (x_slowest ? x_index : z_index) * MS;
     const int j0 = j_begin + block * M;
+    const int first_block = (x_slowest ? x_index : z_index) * steps;
+#ifdef __CUDA_ARCH__
+#pragma unroll 1
+#endif
+    for (int step = 0; step < steps; ++step) {
+      const int s0 = s_begin + (first_block + step) * MS;
+      if (s0 >= s_end) return;
+      one_block(s0, j0, c);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void one_block(const int s0, const int j0, const int c) const {
     // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
     // always allocated) and their results dropped.
     // LayoutRight loads through stride offsets from one base pointer: fewer index instructions
@@ -576,7 +589,8 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
                                         decltype(streaming)::value>{
                               u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
                               static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
-                              static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end)});
+                              static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end),
+                              plan.steps});
                     });
                   }
                 });

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <initializer_list>
 #include <stdexcept>
 
@@ -75,7 +76,11 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
       lower[1] = 0;
       upper[1] = (plan.j_end - plan.j_begin + m - 1) / m;
       lower[slow] = 0;
-      upper[slow] = (box.extent(slow) + m_slow - 1) / m_slow;
+      // Experiment: KSTENCIL_STEPS consecutive blocks along the slowest axis per work item, the
+      // planes one block shares with the next reused from the L1.
+      const char* steps_env = std::getenv("KSTENCIL_STEPS");
+      plan.steps = steps_env ? std::max(std::atoi(steps_env), 1) : 1;
+      upper[slow] = ((box.extent(slow) + m_slow - 1) / m_slow + plan.steps - 1) / plan.steps;
       lower[contiguous] = box.lo[contiguous] / column_alignment * column_alignment;
     } else {
       lower[1] = plan.j_begin;
