@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|blocks|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -21,7 +21,7 @@ SIZES = {
                 (2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)],
 }
 COLUMNS = ["set", "nx", "ny", "nz", "precision", "layout", "variant_requested", "variant", "iterate",
-           "mapping", "tile", "launch_bounds", "m", "m_slow", "parts", "streaming_stores", "time_median_s", "fom_gbs", "copy_gbs",
+           "mapping", "tile", "launch_bounds", "m", "m_slow", "blocks_per_item", "parts", "streaming_stores", "time_median_s", "fom_gbs", "copy_gbs",
            "fom_ratio", "verified", "backend", "device"]
 
 
@@ -105,17 +105,20 @@ def configurations(name, sizes):
                                               f"kernel.m_slow={m_slow}",
                                               f"kernel.launch_bounds={threads}",
                                               f"kernel.tile=[{threads},1,1]"]
-    elif name == "steps":
-        # Experiment: consecutive slowest-axis blocks per work item (KSTENCIL_STEPS in the
-        # environment), the planes one block shares with the next reused from the L1.
+    elif name == "blocks":
+        # Register blocks per work item along the slowest axis (kernel.blocks_per_item), the rows
+        # consecutive blocks share read from the L1, for the two blocks the defaults use.
         for size in sizes or [(512, 512, 512)]:
-            for layout in ("right", "left"):
-                base = [f"kernel.layout={layout}", "run.precision=double"]
+            for precision, layout in itertools.product(("double", "float"), ("right", "left")):
+                base = [f"kernel.layout={layout}", f"run.precision={precision}"]
                 yield name, size, base + ["kernel.variant=auto"]
-                for m, m_slow in ((4, 2), (4, 1), (8, 1), (2, 2)):
+                short = (size[2] if layout == "right" else size[0]) <= 64
+                tile = "[64,2,1]" if short else "[128,1,1]"
+                for (m, m_slow), blocks in itertools.product(((4, 2), (8, 1)), (1, 2, 3, 4)):
                     yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
-                                              f"kernel.m_slow={m_slow}", "kernel.tile=[128,1,1]",
-                                              "kernel.launch_bounds=128"]
+                                              f"kernel.m_slow={m_slow}",
+                                              f"kernel.blocks_per_item={blocks}",
+                                              f"kernel.tile={tile}", "kernel.launch_bounds=128"]
     elif name == "shapes":
         # Thread-block shapes (policy order: contiguous axis, y blocks, slowest-axis blocks) for
         # the best register blocks of the "blocking" set.
@@ -237,7 +240,7 @@ def run_all(args):
         writer.writerow(row)
         csv_file.flush()
         print(f"[{n + 1}/{len(configs)}] {size} {s['precision']} {s['layout']} {s['variant']} "
-              f"tile {s['tile']} m {s['m']}x{s.get('m_slow', 1)} lb {s['launch_bounds']}: {s['fom_gbs']:.1f} GB/s, "
+              f"tile {s['tile']} m {s['m']}x{s.get('m_slow', 1)}x{s.get('blocks_per_item', 1)} lb {s['launch_bounds']}: {s['fom_gbs']:.1f} GB/s, "
               f"copy {s['copy_gbs']:.1f}, ratio {s['fom_ratio']:.3f}, "
               f"{'PASS' if s['verified'] else 'FAIL'} ({time.time() - start:.1f} s)", flush=True)
     csv_file.close()
@@ -251,13 +254,13 @@ def read_rows(folder):
 
 def write_table(rows, folder):
     header = ["grid", "precision", "layout", "variant", "mapping", "tile (x y z)", "LB", "m",
-              "m_slow", "parts", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
+              "m_slow", "blocks", "parts", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         lines.append("| " + " | ".join([
             f"{r['nx']}x{r['ny']}x{r['nz']}", r["precision"], r["layout"], r["variant"],
             r["mapping"], r["tile"], str(r["launch_bounds"]), str(r["m"]),
-            str(r.get("m_slow") or 1), str(r["parts"]),
+            str(r.get("m_slow") or 1), str(r.get("blocks_per_item") or 1), str(r["parts"]),
             f"{float(r['time_median_s']) * 1e3:.3f}", f"{float(r['fom_gbs']):.1f}",
             f"{float(r['copy_gbs']):.1f}", f"{float(r['fom_ratio']):.3f}",
             "PASS" if str(r["verified"]) in ("True", "true") else "FAIL"]) + " |")

@@ -175,6 +175,7 @@ TEST_CASE("deck: Laplacian schema defaults match the documented ones", "[deck]")
   CHECK(deck.integer3("kernel", "tile") == std::array<std::int64_t, 3>{0, 0, 0});
   CHECK(deck.integer("kernel", "launch_bounds") == 0);
   CHECK(deck.integer("kernel", "m") == 8);
+  CHECK(deck.integer("kernel", "blocks_per_item") == 1);
   CHECK(deck.is_auto("kernel", "parts"));
   CHECK(deck.boolean("kernel", "streaming_stores"));
   CHECK(deck.string("laplacian", "field") == "sine");
@@ -185,7 +186,7 @@ TEST_CASE("deck: Laplacian schema defaults match the documented ones", "[deck]")
 
 TEST_CASE("deck: every key of every solver has a help line and a unique name", "[deck]") {
   const Schema& schema = GENERATE(std::cref(laplacian_schema()), std::cref(fdtd_schema()));
-  CHECK(schema.size() == (&schema == &laplacian_schema() ? 26 : 44));
+  CHECK(schema.size() == (&schema == &laplacian_schema() ? 27 : 44));
   // Every schema accepts its own defaults.
   CHECK_NOTHROW(Deck::parse("", "empty.toml", {}, schema));
   for (std::size_t i = 0; i < schema.size(); ++i) {
@@ -361,7 +362,8 @@ TEST_CASE("deck error: unknown key lists the keys of its section", "[deck]") {
   CHECK_THROWS_WITH(
       Deck::parse("[kernel]\npoints = 4\n", "lap.toml", {}, laplacian_schema()),
       ContainsSubstring("lap.toml:2: [kernel] points") &&
-          ContainsSubstring("variant, layout, iterate, tile, launch_bounds, m, m_slow, parts"));
+          ContainsSubstring(
+              "variant, layout, iterate, tile, launch_bounds, m, m_slow, blocks_per_item, parts"));
 }
 
 TEST_CASE("deck error: tables nested deeper than one level", "[deck]") {
@@ -468,6 +470,9 @@ TEST_CASE("deck error: a value that is not one of the choices", "[deck]") {
   CHECK_THROWS_WITH(
       Deck::parse("", "lap.toml", {"kernel.m_slow=8"}, laplacian_schema()),
       ContainsSubstring("[kernel] m_slow = 8") && ContainsSubstring("allowed: 1, 2, 4"));
+  CHECK_THROWS_WITH(
+      Deck::parse("", "lap.toml", {"kernel.blocks_per_item=0"}, laplacian_schema()),
+      ContainsSubstring("[kernel] blocks_per_item = 0") && ContainsSubstring("integer >= 1"));
 }
 
 TEST_CASE("deck error: malformed override", "[deck]") {

@@ -91,6 +91,10 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
                 c.parts = parts;
                 c.launch_bounds = bound;
                 c.streaming_stores = bound != 0;  // both store kinds for every m, tile, parts
+                // 1 to 4 consecutive blocks per work item across parts and bounds: with the
+                // grids' 13-21 points along the slowest axis, the last item's blocks run past
+                // the end (m_slow 4 x 4 blocks) or stop inside it.
+                if (column) c.blocks_per_item = 1 + 2 * (parts == 3) + (bound != 0);
                 configs.push_back(c);
               }
   return configs;
@@ -98,9 +102,9 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
 
 std::string describe(const LaplacianKernelConfig& c) {
   return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
-         " m " + std::to_string(c.m) + " m_slow " + std::to_string(c.m_slow) + " parts " +
-         std::to_string(c.parts) + " bounds " + std::to_string(c.launch_bounds) +
-         (c.streaming_stores ? "" : " plain stores");
+         " m " + std::to_string(c.m) + " m_slow " + std::to_string(c.m_slow) + " blocks " +
+         std::to_string(c.blocks_per_item) + " parts " + std::to_string(c.parts) + " bounds " +
+         std::to_string(c.launch_bounds) + (c.streaming_stores ? "" : " plain stores");
 }
 
 template <class T, class L>
@@ -419,6 +423,7 @@ TEST_CASE(
     Layout layout;
     std::array<std::int64_t, 3> policy_tile;  // contiguous axis, y blocks, slowest-axis blocks
   };
+  // Full rows: 8 x 1 blocks, 3 per work item; short rows: one 4 x 2 block per work item.
   const Case cases[] = {
       {{512, 512, 512}, Layout::right, {128, 1, 1}}, {{512, 512, 512}, Layout::left, {128, 1, 1}},
       {{4096, 2048, 64}, Layout::right, {64, 2, 1}},  // 62 points + 1 aligned
@@ -428,45 +433,51 @@ TEST_CASE(
     const Grid grid = Grid::whole(c.points, {0, 0, 0}, {1, 1, 1});
     const Mapping mapping = resolve_mapping(c.layout, IterOrder::automatic, true);
     const auto config = default_laplacian_kernel(gpu, c.layout, mapping, grid, 8);
+    const bool full_rows = c.policy_tile[0] == 128;
     INFO(format_triple(c.points) << " " << to_string(c.layout));
     CHECK(config.variant == LaplacianVariant::subdomain);
-    CHECK(config.m == 4);
-    CHECK(config.m_slow == 2);
+    CHECK(config.m == (full_rows ? 8 : 4));
+    CHECK(config.m_slow == (full_rows ? 1 : 2));
+    CHECK(config.blocks_per_item == (full_rows ? 3 : 1));
     CHECK(config.launch_bounds == 128);
     CHECK(to_policy_order(mapping, config.tile) == c.policy_tile);
     CHECK_FALSE(laplacian_config_problem(config, grid, gpu).has_value());
   }
-  // Parts keep the four planes a 4 x 2 block reads within a quarter of the L2: 3 at 1024^3.
+  // Parts keep the three planes an 8 x 1 block reads within a quarter of the L2 (12.5 MiB of
+  // 50): 24 MiB at 1024^3, 2 parts.
   const Grid cube = Grid::whole({1024, 1024, 1024}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::right, Layout::left})
     CHECK(default_laplacian_kernel(gpu, layout, resolve_mapping(layout, IterOrder::automatic, true),
                                    cube, 8)
-              .parts == 3);
+              .parts == 2);
 }
 
-TEST_CASE("the GPU default for float in layout left marches where rows fill 128 threads",
-          "[laplacian]") {
+TEST_CASE(
+    "the GPU default for float: 4 x 2 blocks, 3 per item in layout right, 8 x 1, 4 per "
+    "item in layout left, one 4 x 2 block for short rows",
+    "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
-  const Mapping left = resolve_mapping(Layout::left, IterOrder::automatic, true);
-  const auto march = default_laplacian_kernel(gpu, Layout::left, left, cube, 4);
-  CHECK(march.variant == LaplacianVariant::march);
-  CHECK(march.m == 8);
-  CHECK_FALSE(march.streaming_stores);
-  CHECK(march.launch_bounds == 128);
-  CHECK(laplacian_detail::march_tile(march) == std::array<std::int64_t, 3>{128, 1, 1});
-  CHECK(march.parts ==
-        auto_march_parts(cube, Layout::left, gpu.resident_threads, 2, 8));  // 2 waves
-  CHECK_FALSE(laplacian_config_problem(march, cube, gpu).has_value());
-  // A 64-point contiguous axis, layout right and double keep the 4 x 2 register block.
   const Grid short_rows = Grid::whole({64, 2048, 4096}, {0, 0, 0}, {1, 1, 1});
-  CHECK(default_laplacian_kernel(gpu, Layout::left, left, short_rows, 4).variant ==
-        LaplacianVariant::subdomain);
-  const Mapping right = resolve_mapping(Layout::right, IterOrder::automatic, true);
-  CHECK(default_laplacian_kernel(gpu, Layout::right, right, cube, 4).variant ==
-        LaplacianVariant::subdomain);
-  CHECK(default_laplacian_kernel(gpu, Layout::left, left, cube, 8).variant ==
-        LaplacianVariant::subdomain);
+  struct Case {
+    Layout layout;
+    const Grid* grid;
+    int m, m_slow, blocks_per_item;
+  };
+  const Case cases[] = {{Layout::right, &cube, 4, 2, 3},
+                        {Layout::left, &cube, 8, 1, 4},
+                        {Layout::left, &short_rows, 4, 2, 1}};
+  for (const auto& c : cases) {
+    const Mapping mapping = resolve_mapping(c.layout, IterOrder::automatic, true);
+    const auto config = default_laplacian_kernel(gpu, c.layout, mapping, *c.grid, 4);
+    INFO(format_triple(c.grid->points) << " " << to_string(c.layout));
+    CHECK(config.variant == LaplacianVariant::subdomain);
+    CHECK(config.m == c.m);
+    CHECK(config.m_slow == c.m_slow);
+    CHECK(config.blocks_per_item == c.blocks_per_item);
+    CHECK(config.streaming_stores);
+    CHECK_FALSE(laplacian_config_problem(config, *c.grid, gpu).has_value());
+  }
 }
 
 TEST_CASE("verification catches a wrong point and a point written outside the update box",

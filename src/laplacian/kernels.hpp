@@ -23,7 +23,7 @@ struct LaunchPlan {
   Index s_begin = 0, s_end = 0;  // slowest axis' range of points updated (local indices)
   Index c_begin = 0, c_end = 0;  // contiguous axis' range of points updated (local indices)
   bool column = false;
-  int steps = 1;  // experiment: consecutive slowest-axis blocks per work item (KSTENCIL_STEPS)
+  int blocks_per_item = 1;  // consecutive slowest-axis blocks per column work item
 };
 
 // Column launches start the contiguous axis at a multiple of 32 elements (256 B in double, 128 B in
@@ -105,10 +105,10 @@ struct ColumnStencil {
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
-  int j_begin, j_end;  // update range along y
-  int s_begin, s_end;  // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
-  int c_begin, c_end;  // update range along the contiguous axis; the policy starts aligned below
-  int steps;           // experiment: consecutive slowest-axis blocks per work item
+  int j_begin, j_end;   // update range along y
+  int s_begin, s_end;   // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
+  int c_begin, c_end;   // update range along the contiguous axis; the policy starts aligned below
+  int blocks_per_item;  // consecutive blocks along the slowest axis per work item
 
   static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
 
@@ -118,12 +118,15 @@ struct ColumnStencil {
     const int c = x_slowest ? z_index : x_index;
     if (c < c_begin || c >= c_end) return;
     const int j0 = j_begin + block * M;
-    const int first_block = (x_slowest ? x_index : z_index) * steps;
+    // One block after another: each block's loads are independent of the previous block's
+    // results, and the rows it shares with that block were loaded moments before, so the L1 can
+    // serve them instead of the L2 (not unrolled: that would multiply the registers).
+    const int first_block = (x_slowest ? x_index : z_index) * blocks_per_item;
 #ifdef __CUDA_ARCH__
 #pragma unroll 1
 #endif
-    for (int step = 0; step < steps; ++step) {
-      const int s0 = s_begin + (first_block + step) * MS;
+    for (int block_along_slow = 0; block_along_slow < blocks_per_item; ++block_along_slow) {
+      const int s0 = s_begin + (first_block + block_along_slow) * MS;
       if (s0 >= s_end) return;
       one_block(s0, j0, c);
     }
@@ -590,7 +593,7 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
                               u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
                               static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
                               static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end),
-                              plan.steps});
+                              plan.blocks_per_item});
                     });
                   }
                 });

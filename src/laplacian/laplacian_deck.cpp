@@ -17,7 +17,8 @@ const Schema& laplacian_schema() {
       spacing_keys(),
       {Key("kernel", "variant", T::string, R"("auto")",
            "kernel variant; auto = the backend's default configuration (ignores tile, "
-           "launch_bounds, m, m_slow, parts, streaming_stores); line = one work item per line of "
+           "launch_bounds, m, m_slow, blocks_per_item, parts, streaming_stores); line = one work "
+           "item per line of "
            "the "
            "contiguous axis (ignores tile, iterate, launch_bounds, m, parts); march = one work "
            "item per block of m points along y, marching along the slowest axis through a slab "
@@ -37,6 +38,11 @@ const Schema& laplacian_schema() {
            "for register-blocked and subdomain: a work item updates an m x m_slow block (at most "
            "16 points) and shares the centre values between its points")
            .int_choices({1, 2, 4}),
+       Key("kernel", "blocks_per_item", T::integer, "1",
+           "register-blocked, subdomain: m x m_slow blocks a work item updates one after another "
+           "along the slowest axis; the planes consecutive blocks share are read again from the "
+           "L1 instead of the L2")
+           .min(1),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
            "subdomain, scratch: parts of the y range launched one after another, auto = sized "
            "so the m_slow + 2 planes a subdomain work item reads fit in a quarter of the "

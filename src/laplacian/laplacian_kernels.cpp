@@ -1,6 +1,5 @@
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <initializer_list>
 #include <stdexcept>
 
@@ -76,11 +75,9 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
       lower[1] = 0;
       upper[1] = (plan.j_end - plan.j_begin + m - 1) / m;
       lower[slow] = 0;
-      // Experiment: KSTENCIL_STEPS consecutive blocks along the slowest axis per work item, the
-      // planes one block shares with the next reused from the L1.
-      const char* steps_env = std::getenv("KSTENCIL_STEPS");
-      plan.steps = steps_env ? std::max(std::atoi(steps_env), 1) : 1;
-      upper[slow] = ((box.extent(slow) + m_slow - 1) / m_slow + plan.steps - 1) / plan.steps;
+      plan.blocks_per_item = std::max(config.blocks_per_item, 1);
+      const Index blocks_along_slow = (box.extent(slow) + m_slow - 1) / m_slow;
+      upper[slow] = (blocks_along_slow + plan.blocks_per_item - 1) / plan.blocks_per_item;
       lower[contiguous] = box.lo[contiguous] / column_alignment * column_alignment;
     } else {
       lower[1] = plan.j_begin;
@@ -236,6 +233,7 @@ std::optional<std::string> laplacian_config_problem(const LaplacianKernelConfig&
     return "m_slow must be 1, 2 or 4";
   if (too_large_register_block(config))
     return "m x m_slow must be at most " + std::to_string(max_block_points);
+  if (config.blocks_per_item < 1) return "blocks_per_item must be at least 1";
   if (config.parts < 1) return "parts must be at least 1";
   if (config.variant == LaplacianVariant::scratch) return scratch_problem(config, limits);
   for (const auto& shape : laplacian_launch_shapes(config, grid))

@@ -53,6 +53,13 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     // x 2 block reads within a quarter of the L2, which removes seed 000's plane cliff: 3 parts at
     // 1024^3 gave 0.910 / 0.930 and 21 at 4096 x 2048 x 64 left 0.892, against 0.903 / 0.923 and
     // 0.870 with the counts for three planes (sixth run). Evict-first stores: no measurable effect.
+    // Since the tenth run (2026-11-23, bench set blocks) a work item updates several blocks one
+    // after another along the slowest axis, the rows consecutive blocks share read from the L1:
+    // at 512^3 in double 8 x 1 with 3 blocks per item reached 0.964 / 0.961 (2845 / 2852 GB/s)
+    // against 0.91-0.92 for one 4 x 2 block, 0.94-0.95 for 4 x 2 with 2 and 0.96 for 8 x 1 with
+    // 4; in float 4 x 2 with 3 reached 0.82 in layout right and 8 x 1 with 4 0.81 in layout left
+    // (0.77 / 0.68 with one block). Where the contiguous axis is short, 8 x 1 with 3 (0.82) was
+    // no faster than the single 4 x 2 block (0.83-0.84, sixth run), which stays.
     config.variant = LaplacianVariant::subdomain;
     config.m = 4;
     config.m_slow = 2;
@@ -66,15 +73,12 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
     config.tile = to_axis_order(
         mapping, std::array<std::int64_t, 3>{along_contiguous, 128 / along_contiguous, 1});
-    if (element_bytes == 4 && layout == Layout::left && along_contiguous == 128) {
-      // Float in layout left (H100, docs/PERFORMANCE.md, fifth run of 2026-11-22): the march
-      // variant with 8 points along y and plain stores reaches 0.72-0.77 on the default set's
-      // grids against 0.70-0.75 for the 4 x 2 block; with a 64-point contiguous axis it fell to
-      // 0.56 against 0.63, so short rows keep the block. In layout right and in double it trails.
-      config.variant = LaplacianVariant::march;
-      config.m = 8;
-      config.m_slow = 1;
-      config.streaming_stores = false;
+    if (along_contiguous == 128) {
+      if (element_bytes == 8 || layout == Layout::left) {
+        config.m = 8;
+        config.m_slow = 1;
+      }
+      config.blocks_per_item = element_bytes == 4 && layout == Layout::left ? 4 : 3;
     }
     config.parts = auto_parts(config, grid, limits);
   }
@@ -112,6 +116,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
     s.kernel.m = static_cast<int>(deck.integer("kernel", "m"));
     s.kernel.m_slow = static_cast<int>(deck.integer("kernel", "m_slow"));
+    s.kernel.blocks_per_item = static_cast<int>(deck.integer("kernel", "blocks_per_item"));
     s.kernel.streaming_stores = deck.boolean("kernel", "streaming_stores");
     if (too_large_register_block(s.kernel))
       throw deck.error("kernel", "m_slow",
@@ -248,6 +253,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                     {"launch_bounds", s.kernel.launch_bounds},
                                     {"m", s.kernel.m},
                                     {"m_slow", s.kernel.m_slow},
+                                    {"blocks_per_item", s.kernel.blocks_per_item},
                                     {"parts", s.kernel.parts},
                                     {"streaming_stores", s.kernel.streaming_stores},
                                     {"grid", s.grid.points},
@@ -326,6 +332,8 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
     const bool blocked = s.kernel.variant != LaplacianVariant::mdrange && !line && !scratch;
     if (blocked) out << ", m " << s.kernel.m;
     if (blocked && !march && s.kernel.m_slow > 1) out << " x m_slow " << s.kernel.m_slow;
+    if (blocked && !march && s.kernel.blocks_per_item > 1)
+      out << ", " << s.kernel.blocks_per_item << " blocks per work item";
     if (scratch) out << ", team scratch " << scratch_bytes<T>(team_tile) << " bytes";
     if (s.kernel.variant == LaplacianVariant::subdomain || scratch)
       out << ", parts " << s.kernel.parts;
