@@ -36,7 +36,7 @@ struct LaplacianKernelConfig {
   int m = 1;       // points per work item along y (register_blocked, subdomain, march)
   int m_slow = 1;  // points per work item along the slowest axis (register_blocked, subdomain)
   // Register blocks a work item updates one after another along the slowest axis
-  // (register_blocked, subdomain): the planes consecutive blocks share come from the L1.
+  // (register_blocked, subdomain): the rows consecutive blocks share can come from the L1.
   int blocks_per_item = 1;
   int parts = 1;  // y parts (subdomain, scratch); slabs along the slowest axis (march)
   bool streaming_stores = true;  // column, march and scratch kernels: GPU stores marked evict-first

@@ -18,15 +18,14 @@ const Schema& laplacian_schema() {
       {Key("kernel", "variant", T::string, R"("auto")",
            "kernel variant; auto = the backend's default configuration (ignores tile, "
            "launch_bounds, m, m_slow, blocks_per_item, parts, streaming_stores); line = one work "
-           "item per line of "
-           "the "
-           "contiguous axis (ignores tile, iterate, launch_bounds, m, parts); march = one work "
-           "item per block of m points along y, marching along the slowest axis through a slab "
-           "(ignores iterate, m_slow and the slowest axis' tile entry); scratch = one thread team "
-           "per tile of the contiguous axis x y, marching along the slowest axis through a slab "
-           "and sharing each plane through team scratch memory; tile = the team's points along "
-           "the contiguous axis and y and its slab's planes (0 = 64 x 4 x 64), ignores iterate, "
-           "launch_bounds, m, m_slow)")
+           "item per line of the contiguous axis (ignores tile, iterate, launch_bounds, m, m_slow, "
+           "blocks_per_item, parts); march = one work item per block of m points along y, marching "
+           "along the slowest axis through a slab (ignores iterate, m_slow, blocks_per_item and "
+           "the slowest axis' tile entry); scratch = one thread team per tile of the contiguous "
+           "axis x y, marching along the slowest axis through a slab and sharing each plane "
+           "through team scratch memory; tile = the team's points along the contiguous axis and y "
+           "and its slab's planes (0 = 64 x 4 x 64), ignores iterate, launch_bounds, m, m_slow, "
+           "blocks_per_item")
            .choices(
                {"auto", "mdrange", "register-blocked", "subdomain", "line", "march", "scratch"})},
       kernel_trait_keys(),
