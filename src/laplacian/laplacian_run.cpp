@@ -74,11 +74,15 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     config.tile = to_axis_order(
         mapping, std::array<std::int64_t, 3>{along_contiguous, 128 / along_contiguous, 1});
     if (along_contiguous == 128) {
-      if (element_bytes == 8 || layout == Layout::left) {
-        config.m = 8;
-        config.m_slow = 1;
-      }
-      config.blocks_per_item = element_bytes == 4 && layout == Layout::left ? 4 : 3;
+      struct Blocks {
+        int m, m_slow, per_item;
+      };
+      const Blocks full_rows = element_bytes == 8        ? Blocks{8, 1, 3}
+                               : layout == Layout::right ? Blocks{4, 2, 3}
+                                                         : Blocks{8, 1, 4};
+      config.m = full_rows.m;
+      config.m_slow = full_rows.m_slow;
+      config.blocks_per_item = full_rows.per_item;
     }
     config.parts = auto_parts(config, grid, limits);
   }
