@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|blocks|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|blocks|rowends|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -21,7 +21,7 @@ SIZES = {
                 (2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)],
 }
 COLUMNS = ["set", "nx", "ny", "nz", "precision", "layout", "variant_requested", "variant", "iterate",
-           "mapping", "tile", "launch_bounds", "m", "m_slow", "blocks_per_item", "parts", "streaming_stores", "time_median_s", "fom_gbs", "copy_gbs",
+           "mapping", "tile", "launch_bounds", "m", "m_slow", "blocks_per_item", "parts", "streaming_stores", "zero_row_ends", "time_median_s", "fom_gbs", "copy_gbs",
            "fom_ratio", "verified", "backend", "device"]
 
 
@@ -118,6 +118,23 @@ def configurations(name, sizes):
                     yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
                                               f"kernel.m_slow={m_slow}",
                                               f"kernel.blocks_per_item={blocks}",
+                                              f"kernel.tile={tile}", "kernel.launch_bounds=128"]
+    elif name == "rowends":
+        # Stores of 0 at each row's ends (kernel.zero_row_ends) against leaving them untouched, for
+        # the defaults' blocks, on the grids with the shortest rows in each layout.
+        for size in sizes or [(2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)]:
+            for precision, layout in itertools.product(("double", "float"), ("right", "left")):
+                base = [f"kernel.layout={layout}", f"run.precision={precision}"]
+                short = (size[2] if layout == "right" else size[0]) <= 64
+                tile = "[64,2,1]" if short else "[128,1,1]"
+                blocks = ((8, 1, 3),) if precision == "double" else ((4, 2, 3), (8, 1, 4))
+                for (m, m_slow, per_item), zero in itertools.product(blocks, ("true", "false")):
+                    if precision == "float" and zero == "false":
+                        continue
+                    yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
+                                              f"kernel.m_slow={m_slow}",
+                                              f"kernel.blocks_per_item={per_item}",
+                                              f"kernel.zero_row_ends={zero}",
                                               f"kernel.tile={tile}", "kernel.launch_bounds=128"]
     elif name == "shapes":
         # Thread-block shapes (policy order: contiguous axis, y blocks, slowest-axis blocks) for
@@ -254,13 +271,14 @@ def read_rows(folder):
 
 def write_table(rows, folder):
     header = ["grid", "precision", "layout", "variant", "mapping", "tile (x y z)", "LB", "m",
-              "m_slow", "blocks", "parts", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
+              "m_slow", "blocks", "parts", "zero ends", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         lines.append("| " + " | ".join([
             f"{r['nx']}x{r['ny']}x{r['nz']}", r["precision"], r["layout"], r["variant"],
             r["mapping"], r["tile"], str(r["launch_bounds"]), str(r["m"]),
             str(r.get("m_slow") or 1), str(r.get("blocks_per_item") or 1), str(r["parts"]),
+            "yes" if str(r.get("zero_row_ends")) in ("True", "true") else "no",
             f"{float(r['time_median_s']) * 1e3:.3f}", f"{float(r['fom_gbs']):.1f}",
             f"{float(r['copy_gbs']):.1f}", f"{float(r['fom_ratio']):.3f}",
             "PASS" if str(r["verified"]) in ("True", "true") else "FAIL"]) + " |")

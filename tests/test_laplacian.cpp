@@ -95,6 +95,7 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
                 // grids' 13-21 points along the slowest axis, the last item's blocks run past
                 // the end (m_slow 4 x 4 blocks) or stop inside it.
                 if (column) c.blocks_per_item = 1 + 2 * (parts == 3) + (bound != 0);
+                c.zero_row_ends = m_slow == 1;  // each m with and without
                 configs.push_back(c);
               }
   return configs;
@@ -104,7 +105,8 @@ std::string describe(const LaplacianKernelConfig& c) {
   return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
          " m " + std::to_string(c.m) + " m_slow " + std::to_string(c.m_slow) + " blocks " +
          std::to_string(c.blocks_per_item) + " parts " + std::to_string(c.parts) + " bounds " +
-         std::to_string(c.launch_bounds) + (c.streaming_stores ? "" : " plain stores");
+         std::to_string(c.launch_bounds) + (c.streaming_stores ? "" : " plain stores") +
+         (c.zero_row_ends ? "" : " row ends untouched");
 }
 
 template <class T, class L>
@@ -217,6 +219,29 @@ TEST_CASE(
     CHECK(v.untouched_violations == 0);
     CHECK(v.quadratic_max_error <= v.quadratic_tolerance);
   }
+}
+
+TEMPLATE_TEST_CASE(
+    "column kernels store exactly 0 at the two ends of each updated row and touch nothing else "
+    "outside the update range, or with zero_row_ends = false nothing at all",
+    "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  // 21 x 18 x 13: rows of 19 or 11 updated points, so the row-end work items share warps with
+  // updated ones and with idle ones past the end.
+  const Grid grid = Grid::whole({21, 18, 13}, {0, 0, 0}, {0.5, 0.25, 2.0});
+  std::size_t checked = 0;
+  for (bool gpu_mapping : {false, true})
+    for (auto config : all_configs<TestType>(gpu_mapping)) {
+      if (!is_column_kernel(config)) continue;
+      for (bool zero : {false, true}) {
+        config.zero_row_ends = zero;
+        INFO(describe(config));
+        const auto v = verify_laplacian<double, TestType>(config, grid, TestField::sine);
+        CHECK(v.untouched_violations == 0);
+        CHECK(v.passed);
+        ++checked;
+      }
+    }
+  CHECK(checked > 100);
 }
 
 TEST_CASE("subdomain parts and register blocks cover the y range exactly once", "[laplacian]") {
@@ -423,22 +448,22 @@ TEST_CASE(
     Layout layout;
     std::array<std::int64_t, 3> policy_tile;  // contiguous axis, y blocks, slowest-axis blocks
   };
-  // Full rows: 8 x 1 blocks, 3 per work item; short rows: one 4 x 2 block per work item.
+  // 8 x 1 blocks, 3 per work item, whatever the rows; the row ends have work items too.
   const Case cases[] = {
       {{512, 512, 512}, Layout::right, {128, 1, 1}}, {{512, 512, 512}, Layout::left, {128, 1, 1}},
-      {{4096, 2048, 64}, Layout::right, {64, 2, 1}},  // 62 points + 1 aligned
+      {{4096, 2048, 64}, Layout::right, {64, 2, 1}},  // 62 points + 2 row ends
       {{64, 2048, 4096}, Layout::left, {64, 2, 1}},  {{20, 300, 7}, Layout::left, {32, 4, 1}},
-      {{65, 40, 66}, Layout::left, {64, 2, 1}}};  // 63 points + 1 aligned
+      {{65, 40, 66}, Layout::left, {128, 1, 1}}};  // 63 points + 2 row ends
   for (const auto& c : cases) {
     const Grid grid = Grid::whole(c.points, {0, 0, 0}, {1, 1, 1});
     const Mapping mapping = resolve_mapping(c.layout, IterOrder::automatic, true);
     const auto config = default_laplacian_kernel(gpu, c.layout, mapping, grid, 8);
-    const bool full_rows = c.policy_tile[0] == 128;
     INFO(format_triple(c.points) << " " << to_string(c.layout));
     CHECK(config.variant == LaplacianVariant::subdomain);
-    CHECK(config.m == (full_rows ? 8 : 4));
-    CHECK(config.m_slow == (full_rows ? 1 : 2));
-    CHECK(config.blocks_per_item == (full_rows ? 3 : 1));
+    CHECK(config.m == 8);
+    CHECK(config.m_slow == 1);
+    CHECK(config.blocks_per_item == 3);
+    CHECK(config.zero_row_ends);
     CHECK(config.launch_bounds == 128);
     CHECK(to_policy_order(mapping, config.tile) == c.policy_tile);
     CHECK_FALSE(laplacian_config_problem(config, grid, gpu).has_value());
@@ -454,7 +479,7 @@ TEST_CASE(
 
 TEST_CASE(
     "the GPU default for float: 4 x 2 blocks, 3 per item in layout right, 8 x 1, 4 per "
-    "item in layout left, one 4 x 2 block for short rows",
+    "item in layout left, short rows too",
     "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
@@ -466,7 +491,7 @@ TEST_CASE(
   };
   const Case cases[] = {{Layout::right, &cube, 4, 2, 3},
                         {Layout::left, &cube, 8, 1, 4},
-                        {Layout::left, &short_rows, 4, 2, 1}};
+                        {Layout::left, &short_rows, 8, 1, 4}};
   for (const auto& c : cases) {
     const Mapping mapping = resolve_mapping(c.layout, IterOrder::automatic, true);
     const auto config = default_laplacian_kernel(gpu, c.layout, mapping, *c.grid, 4);
@@ -509,4 +534,33 @@ TEST_CASE("verification catches a wrong point and a point written outside the up
   fh(2, 2, 2) = std::numeric_limits<double>::quiet_NaN();  // a dropped point stays NaN
   Kokkos::deep_copy(f, fh);
   CHECK(std::isinf(laplacian_detail::compare_on_host(f, grid, expected).max_diff));
+}
+
+TEST_CASE("verification of zeroed row ends: 0 exactly there, NaN everywhere else outside",
+          "[laplacian]") {
+  const Grid grid = Grid::whole({6, 5, 4}, {0, 0, 0}, {1, 1, 1});
+  auto f = allocate_field<double, Kokkos::LayoutLeft>("f", grid);
+  auto fh = Kokkos::create_mirror_view(f);
+  const Box update = laplacian_update_box(grid);  // x 1..4, y 1..3, z 1..2
+  const auto expected = [](Index i, Index j, Index k) { return double(i + 10 * j + 100 * k); };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (Index k = 0; k < 4; ++k)
+    for (Index j = 0; j < 5; ++j)
+      for (Index i = 0; i < 6; ++i) {
+        const bool row_end = (i == 0 || i == 5) && update.contains({1, j, k});
+        fh(i, j, k) = update.contains({i, j, k}) ? expected(i, j, k) : row_end ? 0.0 : nan;
+      }
+  Kokkos::deep_copy(f, fh);
+  const int x_axis = 0;
+  CHECK(laplacian_detail::compare_on_host(f, grid, expected, x_axis).untouched_violations == 0);
+  // Without row ends expected, each of the 3 x 2 rows' two zeros is a write outside.
+  CHECK(laplacian_detail::compare_on_host(f, grid, expected).untouched_violations == 12);
+  // Along z the row ends are other points (24, NaN here) and the 12 zeros are writes outside.
+  CHECK(laplacian_detail::compare_on_host(f, grid, expected, 2).untouched_violations == 36);
+
+  fh(5, 2, 1) = nan;  // a row end not written
+  fh(0, 0, 1) = 0.0;  // beside a row end, outside the updated rows
+  fh(0, 2, 1) = -1;   // a row end written with something else
+  Kokkos::deep_copy(f, fh);
+  CHECK(laplacian_detail::compare_on_host(f, grid, expected, x_axis).untouched_violations == 3);
 }

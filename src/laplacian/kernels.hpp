@@ -23,7 +23,8 @@ struct LaunchPlan {
   Index s_begin = 0, s_end = 0;  // slowest axis' range of points updated (local indices)
   Index c_begin = 0, c_end = 0;  // contiguous axis' range of points updated (local indices)
   bool column = false;
-  int blocks_per_item = 1;  // consecutive slowest-axis blocks per column work item
+  int blocks_per_item = 1;     // consecutive slowest-axis blocks per column work item
+  bool zero_row_ends = false;  // work items at c_begin - 1 and c_end store 0 (policy covers them)
 };
 
 // Column launches start the contiguous axis at a multiple of 32 elements (256 B in double, 128 B in
@@ -100,6 +101,11 @@ struct PointStencil {
 // loads are issued before the stores (M and MS are compile-time constants so the loops unroll).
 // The policy counts blocks along y and the slowest axis, points along the contiguous axis.
 // Streaming: stores marked evict-first, as kernel 5's non-temporal stores.
+// zero_row_ends: the work items at c_begin - 1 and c_end (boundary or halo points) run the same
+// loads and store 0 instead of their result, so the stores of a warp cover each row's first and
+// last 32-byte sectors whole. A sector the kernel writes only partly costs the L2 a DRAM read to
+// merge it (H100 with ECC: exactly 2 sectors per row, 12% of the DRAM reads on 64-point rows,
+// 3% on 256-point rows; Nsight Compute, docs/PERFORMANCE.md, eleventh run).
 template <class T, class KokkosLayout, bool Reversed, int M, int MS, bool Streaming>
 struct ColumnStencil {
   StencilInput<T, KokkosLayout> u;
@@ -109,6 +115,7 @@ struct ColumnStencil {
   int s_begin, s_end;   // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
   int c_begin, c_end;   // update range along the contiguous axis; the policy starts aligned below
   int blocks_per_item;  // consecutive blocks along the slowest axis per work item
+  bool zero_row_ends;   // the work items at c_begin - 1 and c_end store 0
 
   static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
 
@@ -116,7 +123,10 @@ struct ColumnStencil {
     const int x_index = Reversed ? p2 : p0;
     const int z_index = Reversed ? p0 : p2;
     const int c = x_slowest ? z_index : x_index;
-    if (c < c_begin || c >= c_end) return;
+    const bool row_end = zero_row_ends && (c == c_begin - 1 || c == c_end);
+    if (!row_end && (c < c_begin || c >= c_end)) return;
+    // A row end loads around the row's nearest updated point (its result is not stored).
+    const int load_c = row_end ? (c < c_begin ? c_begin : c_end - 1) : c;
     const int j0 = j_begin + block * M;
     // One block after another: each block's loads are independent of the previous block's
     // results, and the rows it shares with that block were loaded moments before, so the L1 can
@@ -128,24 +138,25 @@ struct ColumnStencil {
     for (int block_along_slow = 0; block_along_slow < blocks_per_item; ++block_along_slow) {
       const int s0 = s_begin + (first_block + block_along_slow) * MS;
       if (s0 >= s_end) return;
-      one_block(s0, j0, c);
+      one_block(s0, j0, load_c, c, row_end);
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void one_block(const int s0, const int j0, const int c) const {
+  KOKKOS_INLINE_FUNCTION void one_block(const int s0, const int j0, const int load_c, const int c,
+                                        const bool row_end) const {
     // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
     // always allocated) and their results dropped.
     // LayoutRight loads through stride offsets from one base pointer: fewer index instructions
     // (H100, 512^3 and 2048x1024x256 double: +1-2%; PERFORMANCE.md, ninth run). LayoutLeft keeps
     // the View's arithmetic, which needs fewer registers there: offsets took 138 (3 blocks per SM)
     // and lost 7%.
-    [[maybe_unused]] const T* KOKKOS_RESTRICT const in = u.data() + c;
+    [[maybe_unused]] const T* KOKKOS_RESTRICT const in = u.data() + load_c;
     [[maybe_unused]] const std::ptrdiff_t slow_stride = u.stride(0), y_stride = u.stride(1);
     const auto load = [&](const int s, const int j, const int dc) -> T {
       if constexpr (x_slowest)
         return in[s * slow_stride + j * y_stride + dc];
       else
-        return at_slow_y_contiguous(u, s, j, c + dc);
+        return at_slow_y_contiguous(u, s, j, load_c + dc);
     };
     T centre[MS + 2][M + 2];
     for (int p = 0; p < MS + 2; ++p) {
@@ -173,7 +184,8 @@ struct ColumnStencil {
     for (int p = 0; p < MS; ++p)
       for (int n = 0; n < M; ++n)
         if (s0 + p < s_end && j0 + n < j_end)
-          store_output<Streaming>(&at_slow_y_contiguous(f, s0 + p, j0 + n, c), result[p][n]);
+          store_output<Streaming>(&at_slow_y_contiguous(f, s0 + p, j0 + n, c),
+                                  row_end ? T(0) : result[p][n]);
   }
 };
 
@@ -593,7 +605,7 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
                               u, f, a, static_cast<int>(plan.j_begin), static_cast<int>(plan.j_end),
                               static_cast<int>(plan.s_begin), static_cast<int>(plan.s_end),
                               static_cast<int>(plan.c_begin), static_cast<int>(plan.c_end),
-                              plan.blocks_per_item});
+                              plan.blocks_per_item, plan.zero_row_ends});
                     });
                   }
                 });

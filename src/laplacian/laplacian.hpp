@@ -40,7 +40,16 @@ struct LaplacianKernelConfig {
   int blocks_per_item = 1;
   int parts = 1;  // y parts (subdomain, scratch); slabs along the slowest axis (march)
   bool streaming_stores = true;  // column, march and scratch kernels: GPU stores marked evict-first
+  // Column kernels also store 0 at the point before and after each updated row along the
+  // contiguous axis, so that the row's first and last 32-byte sectors are written whole.
+  bool zero_row_ends = true;
 };
+
+// Whether `config` launches the column (register-blocked) kernel.
+bool is_column_kernel(const LaplacianKernelConfig& config);
+// The axis along which `config` stores 0 at both ends of each updated row (the contiguous axis:
+// 2 in layout right, 0 in layout left), -1 if it leaves every point outside the update box alone.
+int zeroed_row_end_axis(const LaplacianKernelConfig& config);
 
 // The scratch variant's team tile: points along the contiguous axis and y, and planes of the
 // slowest axis a team marches through (its slab): config.tile (axis order x, y, z) with 0 entries

@@ -17,15 +17,16 @@ const Schema& laplacian_schema() {
       spacing_keys(),
       {Key("kernel", "variant", T::string, R"("auto")",
            "kernel variant; auto = the backend's default configuration (ignores tile, "
-           "launch_bounds, m, m_slow, blocks_per_item, parts, streaming_stores); line = one work "
-           "item per line of the contiguous axis (ignores tile, iterate, launch_bounds, m, m_slow, "
-           "blocks_per_item, parts); march = one work item per block of m points along y, marching "
-           "along the slowest axis through a slab (ignores iterate, m_slow, blocks_per_item and "
-           "the slowest axis' tile entry); scratch = one thread team per tile of the contiguous "
-           "axis x y, marching along the slowest axis through a slab and sharing each plane "
-           "through team scratch memory; tile = the team's points along the contiguous axis and y "
-           "and its slab's planes (0 = 64 x 4 x 64), ignores iterate, launch_bounds, m, m_slow, "
-           "blocks_per_item")
+           "launch_bounds, m, m_slow, blocks_per_item, parts, streaming_stores, zero_row_ends); "
+           "line = one work item per line of the contiguous axis (ignores tile, iterate, "
+           "launch_bounds, m, m_slow, blocks_per_item, parts, zero_row_ends); march = one work "
+           "item per block of m points along y, marching along the slowest axis through a slab "
+           "(ignores iterate, m_slow, blocks_per_item, zero_row_ends and the slowest axis' tile "
+           "entry); scratch = one thread team per tile of the contiguous axis x y, marching along "
+           "the slowest axis through a slab and sharing each plane through team scratch memory; "
+           "tile = the team's points along the contiguous axis and y and its slab's planes (0 = "
+           "64 x 4 x 64), ignores iterate, launch_bounds, m, m_slow, blocks_per_item, "
+           "zero_row_ends")
            .choices(
                {"auto", "mdrange", "register-blocked", "subdomain", "line", "march", "scratch"})},
       kernel_trait_keys(),
@@ -52,7 +53,12 @@ const Schema& laplacian_schema() {
            "register-blocked, subdomain, march, scratch: GPU stores of the result marked "
            "evict-first "
            "(CUDA st.global.cs, HIP non-temporal) so they leave the L2 to the input; plain "
-           "stores on the host")},
+           "stores on the host"),
+       Key("kernel", "zero_row_ends", T::boolean, "true",
+           "register-blocked, subdomain: also store 0 at the boundary or halo point before and "
+           "after each updated row along the contiguous axis, so that GPU stores write the row's "
+           "first and last 32-byte sectors whole (a partly written sector costs a DRAM read); "
+           "false leaves every point outside the update range untouched")},
       {Key("laplacian", "field", T::string, R"("sine")",
            "input field u, written to the output; verification always also checks the quadratic "
            "field")

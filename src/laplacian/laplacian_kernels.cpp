@@ -41,14 +41,22 @@ TestField parse_test_field(const std::string& word) {
   throw std::invalid_argument("unknown test field " + word);
 }
 
+bool is_column_kernel(const LaplacianKernelConfig& config) {
+  return config.variant == LaplacianVariant::register_blocked ||
+         (config.variant == LaplacianVariant::subdomain && (config.m > 1 || config.m_slow > 1));
+}
+
+int zeroed_row_end_axis(const LaplacianKernelConfig& config) {
+  if (!is_column_kernel(config) || !config.zero_row_ends) return -1;
+  return config.layout == Layout::right ? 2 : 0;
+}
+
 namespace laplacian_detail {
 
 std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const Grid& grid) {
   const Box box = grid.to_local(laplacian_update_box(grid));
   if (box.empty()) return {};
-  const bool column =
-      config.variant == LaplacianVariant::register_blocked ||
-      (config.variant == LaplacianVariant::subdomain && (config.m > 1 || config.m_slow > 1));
+  const bool column = is_column_kernel(config);
   const Index m = column ? std::max(config.m, 1) : 1;
   const Index m_slow = column ? std::max(config.m_slow, 1) : 1;
   const int slow = config.layout == Layout::right ? 0 : 2;
@@ -79,6 +87,11 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
       const Index blocks_along_slow = (box.extent(slow) + m_slow - 1) / m_slow;
       upper[slow] = (blocks_along_slow + plan.blocks_per_item - 1) / plan.blocks_per_item;
       lower[contiguous] = box.lo[contiguous] / column_alignment * column_alignment;
+      if (config.zero_row_ends) {  // work items for the points before and after each row
+        plan.zero_row_ends = true;
+        lower[contiguous] = (box.lo[contiguous] - 1) / column_alignment * column_alignment;
+        upper[contiguous] = box.hi[contiguous] + 1;
+      }
     } else {
       lower[1] = plan.j_begin;
       upper[1] = plan.j_end;

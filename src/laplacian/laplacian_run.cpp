@@ -58,32 +58,31 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     // at 512^3 in double 8 x 1 with 3 blocks per item reached 0.964 / 0.961 (2845 / 2852 GB/s)
     // against 0.91-0.92 for one 4 x 2 block, 0.94-0.95 for 4 x 2 with 2 and 0.96 for 8 x 1 with
     // 4; in float 4 x 2 with 3 reached 0.82 in layout right and 8 x 1 with 4 0.81 in layout left
-    // (0.77 / 0.68 with one block). Where the contiguous axis is short, 8 x 1 with 3 (0.82) was
-    // no faster than the single 4 x 2 block (0.83-0.84, sixth run), which stays.
+    // (0.77 / 0.68 with one block). Since the eleventh run the work items at each row's ends store
+    // 0 there (zero_row_ends), so no sector is written partly and merged through a DRAM read: where
+    // the contiguous axis has 64 points (64 x 2 threads) 8 x 1 with 3 went from 0.82 to 0.97 and
+    // the blocks are those of full rows.
     config.variant = LaplacianVariant::subdomain;
-    config.m = 4;
-    config.m_slow = 2;
     config.launch_bounds = 128;
     const int contiguous = layout == Layout::right ? 2 : 0;
     const Box box = grid.to_local(laplacian_update_box(grid));
-    const Index lanes = box.hi[contiguous] - box.lo[contiguous] /
-                                                 laplacian_detail::column_alignment *
-                                                 laplacian_detail::column_alignment;
+    // Work items along the contiguous axis, the row ends included.
+    const Index lanes = box.hi[contiguous] + 1 -
+                        (box.lo[contiguous] - 1) / laplacian_detail::column_alignment *
+                            laplacian_detail::column_alignment;
     std::int64_t along_contiguous = 32;
     while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
     config.tile = to_axis_order(
         mapping, std::array<std::int64_t, 3>{along_contiguous, 128 / along_contiguous, 1});
-    if (along_contiguous == 128) {
-      struct Blocks {
-        int m, m_slow, per_item;
-      };
-      const Blocks full_rows = element_bytes == 8        ? Blocks{8, 1, 3}
-                               : layout == Layout::right ? Blocks{4, 2, 3}
-                                                         : Blocks{8, 1, 4};
-      config.m = full_rows.m;
-      config.m_slow = full_rows.m_slow;
-      config.blocks_per_item = full_rows.per_item;
-    }
+    struct Blocks {
+      int m, m_slow, per_item;
+    };
+    const Blocks blocks = element_bytes == 8        ? Blocks{8, 1, 3}
+                          : layout == Layout::right ? Blocks{4, 2, 3}
+                                                    : Blocks{8, 1, 4};
+    config.m = blocks.m;
+    config.m_slow = blocks.m_slow;
+    config.blocks_per_item = blocks.per_item;
     config.parts = auto_parts(config, grid, limits);
   }
   return config;
@@ -122,6 +121,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     s.kernel.m_slow = static_cast<int>(deck.integer("kernel", "m_slow"));
     s.kernel.blocks_per_item = static_cast<int>(deck.integer("kernel", "blocks_per_item"));
     s.kernel.streaming_stores = deck.boolean("kernel", "streaming_stores");
+    s.kernel.zero_row_ends = deck.boolean("kernel", "zero_row_ends");
     if (too_large_register_block(s.kernel))
       throw deck.error("kernel", "m_slow",
                        "with m = " + std::to_string(s.kernel.m) + " a block of " +
@@ -260,6 +260,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                     {"blocks_per_item", s.kernel.blocks_per_item},
                                     {"parts", s.kernel.parts},
                                     {"streaming_stores", s.kernel.streaming_stores},
+                                    {"zero_row_ends", zeroed_row_end_axis(s.kernel) >= 0},
                                     {"grid", s.grid.points},
                                     {"spacing", s.grid.spacing},
                                     {"precision", precision},
@@ -344,6 +345,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
     if (march) out << ", slabs " << s.kernel.parts;
     if (s.kernel.variant != LaplacianVariant::mdrange && !line)
       out << (s.kernel.streaming_stores && limits.gpu ? ", streaming stores" : ", plain stores");
+    if (zeroed_row_end_axis(s.kernel) >= 0) out << ", zero row ends";
     out << "\n"
         << "  time          median " << fmt("%.4g", timing.median_s * 1e3) << " ms (min "
         << fmt("%.4g", timing.min_s * 1e3) << ", max " << fmt("%.4g", timing.max_s * 1e3)
