@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|blocks|rowends|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|blocks|rowends|planes|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -23,6 +23,9 @@ SIZES = {
 COLUMNS = ["set", "nx", "ny", "nz", "precision", "layout", "variant_requested", "variant", "iterate",
            "mapping", "tile", "launch_bounds", "m", "m_slow", "blocks_per_item", "parts", "streaming_stores", "zero_row_ends", "time_median_s", "fom_gbs", "copy_gbs",
            "fom_ratio", "verified", "backend", "device"]
+# The GPU default's m, m_slow and blocks per work item (default_laplacian_kernel).
+DEFAULT_BLOCKS = {("double", "right"): (8, 1, 3), ("double", "left"): (8, 1, 3),
+                  ("float", "right"): (4, 2, 3), ("float", "left"): (8, 1, 4)}
 
 
 def configurations(name, sizes):
@@ -120,22 +123,34 @@ def configurations(name, sizes):
                                               f"kernel.blocks_per_item={blocks}",
                                               f"kernel.tile={tile}", "kernel.launch_bounds=128"]
     elif name == "rowends":
-        # Stores of 0 at each row's ends (kernel.zero_row_ends) against leaving them untouched, for
+        # Stores of 0 at each row's ends (kernel.zero_row_ends) against leaving them untouched, with
         # the defaults' blocks, on the grids with the shortest rows in each layout.
         for size in sizes or [(2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)]:
             for precision, layout in itertools.product(("double", "float"), ("right", "left")):
                 base = [f"kernel.layout={layout}", f"run.precision={precision}"]
                 short = (size[2] if layout == "right" else size[0]) <= 64
                 tile = "[64,2,1]" if short else "[128,1,1]"
-                blocks = ((8, 1, 3),) if precision == "double" else ((4, 2, 3), (8, 1, 4))
-                for (m, m_slow, per_item), zero in itertools.product(blocks, ("true", "false")):
-                    if precision == "float" and zero == "false":
-                        continue
+                m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
+                for zero in ("true", "false"):
                     yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
                                               f"kernel.m_slow={m_slow}",
                                               f"kernel.blocks_per_item={per_item}",
                                               f"kernel.zero_row_ends={zero}",
                                               f"kernel.tile={tile}", "kernel.launch_bounds=128"]
+    elif name == "planes":
+        # Y parts with the defaults' blocks on the grids whose planes (64 MiB in double) need the
+        # most: 4096 x 2048 x 64 in layout left, 64 x 2048 x 4096 in layout right.
+        grids = ([(size, layout) for size in sizes for layout in ("right", "left")] if sizes else
+                 [((4096, 2048, 64), "left"), ((64, 2048, 4096), "right")])
+        for (size, layout), precision in itertools.product(grids, ("double", "float")):
+            m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
+            counts = (12, 16, 21, 24, 32, 48) if precision == "double" else (6, 8, 12, 16, 24)
+            for parts in counts:
+                yield name, size, [f"kernel.layout={layout}", f"run.precision={precision}",
+                                   "kernel.variant=subdomain", f"kernel.m={m}",
+                                   f"kernel.m_slow={m_slow}", f"kernel.blocks_per_item={per_item}",
+                                   "kernel.tile=[128,1,1]", "kernel.launch_bounds=128",
+                                   f"kernel.parts={parts}"]
     elif name == "shapes":
         # Thread-block shapes (policy order: contiguous axis, y blocks, slowest-axis blocks) for
         # the best register blocks of the "blocking" set.
