@@ -28,6 +28,13 @@ DEFAULT_BLOCKS = {("double", "right"): (8, 1, 3), ("double", "left"): (8, 1, 3),
                   ("float", "right"): (4, 2, 3), ("float", "left"): (8, 1, 4)}
 
 
+def row_tile(size, layout):
+    """The default's threads (policy order) for a grid: 64 x 2 where the contiguous axis has at most
+    64 points, else 128 x 1."""
+    short = (size[2] if layout == "right" else size[0]) <= 64
+    return "[64,2,1]" if short else "[128,1,1]"
+
+
 def configurations(name, sizes):
     """(label, size, overrides) triples of a benchmark set."""
     if name in ("default", "quick"):
@@ -115,8 +122,7 @@ def configurations(name, sizes):
             for precision, layout in itertools.product(("double", "float"), ("right", "left")):
                 base = [f"kernel.layout={layout}", f"run.precision={precision}"]
                 yield name, size, base + ["kernel.variant=auto"]
-                short = (size[2] if layout == "right" else size[0]) <= 64
-                tile = "[64,2,1]" if short else "[128,1,1]"
+                tile = row_tile(size, layout)
                 for (m, m_slow), blocks in itertools.product(((4, 2), (8, 1)), (1, 2, 3, 4)):
                     yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
                                               f"kernel.m_slow={m_slow}",
@@ -128,8 +134,7 @@ def configurations(name, sizes):
         for size in sizes or [(2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)]:
             for precision, layout in itertools.product(("double", "float"), ("right", "left")):
                 base = [f"kernel.layout={layout}", f"run.precision={precision}"]
-                short = (size[2] if layout == "right" else size[0]) <= 64
-                tile = "[64,2,1]" if short else "[128,1,1]"
+                tile = row_tile(size, layout)
                 m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
                 for zero in ("true", "false"):
                     yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",

@@ -33,6 +33,18 @@ struct LaunchPlan {
 // updated point return at once.
 inline constexpr Index column_alignment = 32;
 
+// A column launch's policy range along the contiguous axis for updated points [c_begin, c_end):
+// from a multiple of column_alignment below them (below c_begin - 1 with row ends) to c_end
+// (c_end + 1 with row ends, whose work items store 0 at c_begin - 1 and c_end).
+struct ContiguousRange {
+  Index lower, upper;
+};
+inline ContiguousRange column_contiguous_range(const Index c_begin, const Index c_end,
+                                               const bool zero_row_ends) {
+  const Index first = zero_row_ends ? c_begin - 1 : c_begin;
+  return {first / column_alignment * column_alignment, zero_row_ends ? c_end + 1 : c_end};
+}
+
 std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const Grid& grid);
 
 // The kernels' views of the fields: u and f never alias, so loads may move past stores (without

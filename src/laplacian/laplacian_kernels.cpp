@@ -86,12 +86,11 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
       plan.blocks_per_item = std::max(config.blocks_per_item, 1);
       const Index blocks_along_slow = (box.extent(slow) + m_slow - 1) / m_slow;
       upper[slow] = (blocks_along_slow + plan.blocks_per_item - 1) / plan.blocks_per_item;
-      lower[contiguous] = box.lo[contiguous] / column_alignment * column_alignment;
-      if (config.zero_row_ends) {  // work items for the points before and after each row
-        plan.zero_row_ends = true;
-        lower[contiguous] = (box.lo[contiguous] - 1) / column_alignment * column_alignment;
-        upper[contiguous] = box.hi[contiguous] + 1;
-      }
+      plan.zero_row_ends = config.zero_row_ends;
+      const auto range =
+          column_contiguous_range(box.lo[contiguous], box.hi[contiguous], plan.zero_row_ends);
+      lower[contiguous] = range.lower;
+      upper[contiguous] = range.upper;
     } else {
       lower[1] = plan.j_begin;
       upper[1] = plan.j_end;

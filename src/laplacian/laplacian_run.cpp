@@ -66,10 +66,9 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
     config.launch_bounds = 128;
     const int contiguous = layout == Layout::right ? 2 : 0;
     const Box box = grid.to_local(laplacian_update_box(grid));
-    // Work items along the contiguous axis, the row ends included.
-    const Index lanes = box.hi[contiguous] + 1 -
-                        (box.lo[contiguous] - 1) / laplacian_detail::column_alignment *
-                            laplacian_detail::column_alignment;
+    const auto range = laplacian_detail::column_contiguous_range(
+        box.lo[contiguous], box.hi[contiguous], config.zero_row_ends);
+    const Index lanes = range.upper - range.lower;
     std::int64_t along_contiguous = 32;
     while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
     config.tile = to_axis_order(
