@@ -2,7 +2,7 @@
 """Laplacian benchmark set: runs kstencil once per configuration (each run verifies before it times
 and measures copy bandwidth in the same process), then writes a CSV, a Markdown table and a PNG plot.
 
-  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|blocks|rowends|planes|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
+  scripts/bench.py [--kstencil PATH] [--set default|quick|sweep|march|stores|blocking|blocks|rowends|planes|launches|shapes|sizes|parts|short|registers|scratch] [--out DIR] [-- extra overrides]
   scripts/bench.py --plot-only DIR     # redo table and plot from DIR/results.csv
 """
 import argparse
@@ -21,7 +21,7 @@ SIZES = {
                 (2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)],
 }
 COLUMNS = ["set", "nx", "ny", "nz", "precision", "layout", "variant_requested", "variant", "iterate",
-           "mapping", "tile", "launch_bounds", "m", "m_slow", "blocks_per_item", "parts", "streaming_stores", "zero_row_ends", "time_median_s", "fom_gbs", "copy_gbs",
+           "mapping", "tile", "launch_bounds", "m", "m_slow", "blocks_per_item", "parts", "launches", "streaming_stores", "zero_row_ends", "time_median_s", "fom_gbs", "copy_gbs",
            "fom_ratio", "verified", "backend", "device"]
 # The GPU default's m, m_slow and blocks per work item (default_laplacian_kernel).
 DEFAULT_BLOCKS = {("double", "right"): (8, 1, 3), ("double", "left"): (8, 1, 3),
@@ -156,6 +156,22 @@ def configurations(name, sizes):
                                    f"kernel.m_slow={m_slow}", f"kernel.blocks_per_item={per_item}",
                                    "kernel.tile=[128,1,1]", "kernel.launch_bounds=128",
                                    f"kernel.parts={parts}"]
+    elif name == "launches":
+        # Y parts in one launch (kernel.parts_in_one_launch) against one launch per part, with the
+        # defaults' blocks and automatic parts, on the grids where those are more than one.
+        grids = ([(size, layout) for size in sizes for layout in ("right", "left")] if sizes else
+                 [((1024, 1024, 1024), "right"), ((1024, 1024, 1024), "left"),
+                  ((2048, 1024, 256), "left"), ((4096, 2048, 64), "left"),
+                  ((64, 2048, 4096), "right")])
+        for (size, layout), precision in itertools.product(grids, ("double", "float")):
+            m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
+            for one_launch in ("true", "false"):
+                yield name, size, [f"kernel.layout={layout}", f"run.precision={precision}",
+                                   "kernel.variant=subdomain", f"kernel.m={m}",
+                                   f"kernel.m_slow={m_slow}", f"kernel.blocks_per_item={per_item}",
+                                   f"kernel.tile={row_tile(size, layout)}",
+                                   "kernel.launch_bounds=128",
+                                   f"kernel.parts_in_one_launch={one_launch}"]
     elif name == "shapes":
         # Thread-block shapes (policy order: contiguous axis, y blocks, slowest-axis blocks) for
         # the best register blocks of the "blocking" set.
@@ -230,7 +246,8 @@ def configurations(name, sizes):
                                               f"kernel.tile=[{c},{y},{s}]"]
     else:
         sys.exit(f"bench: unknown set {name!r} (allowed: default, quick, sweep, march, stores, "
-                 "blocking, shapes, sizes, parts, short, registers, scratch)")
+                 "blocking, blocks, rowends, planes, launches, shapes, sizes, parts, short, "
+                 "registers, scratch)")
 
 
 def tile_for_gpu(overrides, layout):
@@ -291,13 +308,14 @@ def read_rows(folder):
 
 def write_table(rows, folder):
     header = ["grid", "precision", "layout", "variant", "mapping", "tile (x y z)", "LB", "m",
-              "m_slow", "blocks", "parts", "zero ends", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
+              "m_slow", "blocks", "parts", "launches", "zero ends", "median ms", "FOM GB/s", "copy GB/s", "FOM/copy", "verified"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in rows:
         lines.append("| " + " | ".join([
             f"{r['nx']}x{r['ny']}x{r['nz']}", r["precision"], r["layout"], r["variant"],
             r["mapping"], r["tile"], str(r["launch_bounds"]), str(r["m"]),
             str(r.get("m_slow") or 1), str(r.get("blocks_per_item") or 1), str(r["parts"]),
+            str(r.get("launches") or ""),
             "yes" if str(r.get("zero_row_ends")) in ("True", "true") else "no",
             f"{float(r['time_median_s']) * 1e3:.3f}", f"{float(r['fom_gbs']):.1f}",
             f"{float(r['copy_gbs']):.1f}", f"{float(r['fom_ratio']):.3f}",

@@ -96,6 +96,10 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
                 // the end (m_slow 4 x 4 blocks) or stop inside it.
                 if (column) c.blocks_per_item = 1 + 2 * (parts == 3) + (bound != 0);
                 c.zero_row_ends = m_slow == 1;  // each m with and without
+                // Parts in one launch and in one launch each, for every m and bound (tiles
+                // alternate); the last part of the grids' 16 or 21 points along y holds fewer
+                // blocks than the others for several m.
+                c.parts_in_one_launch = (&tile - tiles) % 2 == 0;
                 configs.push_back(c);
               }
   return configs;
@@ -106,7 +110,8 @@ std::string describe(const LaplacianKernelConfig& c) {
          " m " + std::to_string(c.m) + " m_slow " + std::to_string(c.m_slow) + " blocks " +
          std::to_string(c.blocks_per_item) + " parts " + std::to_string(c.parts) + " bounds " +
          std::to_string(c.launch_bounds) + (c.streaming_stores ? "" : " plain stores") +
-         (c.zero_row_ends ? "" : " row ends untouched");
+         (c.zero_row_ends ? "" : " row ends untouched") +
+         (c.parts_in_one_launch ? "" : " one launch per part");
 }
 
 template <class T, class L>
@@ -245,21 +250,75 @@ TEMPLATE_TEST_CASE(
 }
 
 TEST_CASE("subdomain parts and register blocks cover the y range exactly once", "[laplacian]") {
+  // Layout right with the identity policy order: policy dimension 0 is the slowest axis (x).
   const Grid grid = Grid::whole({8, 50, 9}, {0, 0, 0}, {1, 1, 1});
-  for (int parts : {1, 2, 3, 7, 48})
-    for (int m : {1, 2, 4, 8, 16}) {
-      LaplacianKernelConfig config;
-      config.variant = LaplacianVariant::subdomain;
-      config.parts = parts;
-      config.m = m;
-      std::vector<int> covered(50, 0);
-      for (const auto& plan : laplacian_detail::plan_launches(config, grid))
-        for (Index j = plan.j_begin; j < plan.j_end; ++j) ++covered[j];
-      for (Index j = 0; j < 50; ++j) {
-        INFO("parts " << parts << " m " << m << " j " << j);
-        CHECK(covered[j] == (j >= 1 && j < 49 ? 1 : 0));
+  for (bool one_launch : {false, true})
+    for (int parts : {1, 2, 3, 7, 48})
+      for (int m : {1, 2, 4, 8, 16}) {
+        LaplacianKernelConfig config;
+        config.variant = LaplacianVariant::subdomain;
+        config.parts = parts;
+        config.m = m;
+        config.parts_in_one_launch = one_launch;
+        config.mapping = resolve_mapping(Layout::right, IterOrder::right, false);
+        const auto plans = laplacian_detail::plan_launches(config, grid);
+        INFO("parts " << parts << " m " << m << (one_launch ? " in one launch" : ""));
+        std::vector<int> covered(50, 0);
+        for (const auto& plan : plans) {
+          if (!plan.column) {  // m = 1: one point per work item, j from the policy
+            for (Index j = plan.lower[1]; j < plan.upper[1]; ++j) ++covered[j];
+            continue;
+          }
+          // The y points ColumnStencil updates from the first work item along x of each part.
+          REQUIRE(plan.upper[0] % plan.slow_items_per_part == 0);
+          for (Index item = 0; item < plan.upper[0]; item += plan.slow_items_per_part)
+            for (Index block = 0; block < plan.upper[1]; ++block) {
+              const Index part = item / plan.slow_items_per_part;
+              const Index j0 = plan.j_begin + (part * plan.y_blocks_per_part + block) * m;
+              for (Index j = j0; j < std::min(j0 + m, plan.j_end); ++j) ++covered[j];
+            }
+        }
+        for (Index j = 0; j < 50; ++j) {
+          INFO("j " << j);
+          CHECK(covered[j] == (j >= 1 && j < 49 ? 1 : 0));
+        }
+        // Parts of whole blocks: 48 updated rows in parts of ceil(48 / parts) rounded up to m.
+        const Index chunk = ((48 + parts - 1) / parts + m - 1) / m * m;
+        const std::size_t part_count = static_cast<std::size_t>((48 + chunk - 1) / chunk);
+        // m = 1 runs the one-point kernel, one launch per part.
+        CHECK(plans.size() == (one_launch && m > 1 ? 1 : part_count));
+        if (one_launch && m > 1)
+          CHECK(plans[0].upper[0] == plans[0].slow_items_per_part * Index(part_count));
       }
+}
+
+TEST_CASE("Divisor's multiply and shift equal integer division", "[laplacian]") {
+  using laplacian_detail::Divisor;
+  // Every quotient for small divisors, then divisors and dividends at the ends of the range
+  // (2^31 - 1 is the largest index a kernel sees), where the multiplier needs its 33rd bit.
+  std::size_t wrong = 0;
+  for (int d = 1; d <= 300; ++d) {
+    const Divisor by(d);
+    for (int x = 0; x < 20000; ++x) wrong += by.divide(x) != x / d;
+  }
+  const int max = std::numeric_limits<int>::max();
+  for (Index d :
+       {Index(3), Index(7), Index(641), Index(65535), Index(65537), Index(1) << 20,
+        (Index(1) << 20) + 1, Index(max / 3), Index(max - 1), Index(max), Index(1) << 31}) {
+    const Divisor by(d);
+    for (Index x :
+         {Index(0), d - 1, d, d + 1, 2 * d - 1, 2 * d, Index(max / 2), Index(max - 1), Index(max)})
+      if (x >= 0 && x <= max) {
+        INFO("d " << d << " x " << x);
+        CHECK(by.divide(static_cast<int>(x)) == x / d);
+      }
+    for (Index q = 0; q * d <= max; q += std::max<Index>(1, max / d / 1000)) {
+      for (Index r : {Index(0), d - 1})
+        if (q * d + r <= max) wrong += by.divide(static_cast<int>(q * d + r)) != q;
     }
+  }
+  CHECK(wrong == 0);
+  CHECK_THROWS(Divisor(0));
 }
 
 TEST_CASE(

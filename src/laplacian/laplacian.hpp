@@ -17,7 +17,7 @@ enum class LaplacianVariant {
   mdrange,           // one point per work item
   register_blocked,  // m x m_slow points per work item (y, slowest axis), neighbours reused from
                      // registers
-  subdomain,         // the y range split into parts launched one after another
+  subdomain,         // the y range split into parts run one after another
   line,              // a work item sweeps a whole line of the contiguous axis (vectorised on CPUs)
   march,             // a work item (m points along y) marches along the slowest axis
   scratch            // a thread team shares its tile and halo through team scratch memory
@@ -39,6 +39,9 @@ struct LaplacianKernelConfig {
   // (register_blocked, subdomain): the rows consecutive blocks share can come from the L1.
   int blocks_per_item = 1;
   int parts = 1;  // y parts (subdomain, scratch); slabs along the slowest axis (march)
+  // Subdomain column kernels: all parts in one launch, the part index folded into the slowest
+  // axis' policy dimension (the last the GPU schedules), instead of one launch per part.
+  bool parts_in_one_launch = true;
   bool streaming_stores = true;  // column, march and scratch kernels: GPU stores marked evict-first
   // Column kernels also store 0 at the point before and after each updated row along the
   // contiguous axis, so that the row's first and last 32-byte sectors are written whole.

@@ -17,16 +17,19 @@ const Schema& laplacian_schema() {
       spacing_keys(),
       {Key("kernel", "variant", T::string, R"("auto")",
            "kernel variant; auto = the backend's default configuration (ignores tile, "
-           "launch_bounds, m, m_slow, blocks_per_item, parts, streaming_stores, zero_row_ends); "
+           "launch_bounds, m, m_slow, blocks_per_item, parts, parts_in_one_launch, "
+           "streaming_stores, zero_row_ends); "
            "line = one work item per line of the contiguous axis (ignores tile, iterate, "
-           "launch_bounds, m, m_slow, blocks_per_item, parts, zero_row_ends); march = one work "
+           "launch_bounds, m, m_slow, blocks_per_item, parts, parts_in_one_launch, "
+           "zero_row_ends); march = one work "
            "item per block of m points along y, marching along the slowest axis through a slab "
-           "(ignores iterate, m_slow, blocks_per_item, zero_row_ends and the slowest axis' tile "
+           "(ignores iterate, m_slow, blocks_per_item, parts_in_one_launch, zero_row_ends and the "
+           "slowest axis' tile "
            "entry); scratch = one thread team per tile of the contiguous axis x y, marching along "
            "the slowest axis through a slab and sharing each plane through team scratch memory; "
            "tile = the team's points along the contiguous axis and y and its slab's planes (0 = "
            "64 x 4 x 64), ignores iterate, launch_bounds, m, m_slow, blocks_per_item, "
-           "zero_row_ends")
+           "parts_in_one_launch, zero_row_ends")
            .choices(
                {"auto", "mdrange", "register-blocked", "subdomain", "line", "march", "scratch"})},
       kernel_trait_keys(),
@@ -44,11 +47,16 @@ const Schema& laplacian_schema() {
            "L1 instead of the L2")
            .min(1),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
-           "subdomain, scratch: parts of the y range launched one after another, auto = sized "
-           "so the m_slow + 2 planes a subdomain work item reads fit in a quarter of the "
+           "subdomain, scratch: parts of the y range run one after another, auto = sized so "
+           "the m_slow + 2 planes a subdomain work item reads fit in a quarter of the "
            "last-level cache, 1 for scratch (its teams march); march: slabs of the slowest "
            "axis, auto = enough work items to fill the device")
            .min(1),
+       Key("kernel", "parts_in_one_launch", T::boolean, "true",
+           "subdomain with m x m_slow > 1: all y parts in one launch, the part index folded "
+           "into the slowest axis' policy dimension so that a GPU, which schedules that "
+           "dimension last, still runs the parts one after another, without a launch's start "
+           "and tail per part; false = one launch per part, as seed 000's kernel 7"),
        Key("kernel", "streaming_stores", T::boolean, "true",
            "register-blocked, subdomain, march, scratch: GPU stores of the result marked "
            "evict-first "

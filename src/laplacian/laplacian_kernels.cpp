@@ -68,6 +68,8 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
     chunk = (ny + parts - 1) / parts;
     chunk = (chunk + m - 1) / m * m;  // whole blocks of m points per part
   }
+  const Index parts = (ny + chunk - 1) / chunk;
+  const bool one_launch = column && parts > 1 && config.parts_in_one_launch;
   std::vector<LaunchPlan> plans;
   for (Index j0 = box.lo[1]; j0 < box.hi[1]; j0 += chunk) {
     LaunchPlan plan;
@@ -85,7 +87,14 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
       lower[slow] = 0;
       plan.blocks_per_item = std::max(config.blocks_per_item, 1);
       const Index blocks_along_slow = (box.extent(slow) + m_slow - 1) / m_slow;
-      upper[slow] = (blocks_along_slow + plan.blocks_per_item - 1) / plan.blocks_per_item;
+      plan.slow_items_per_part =
+          (blocks_along_slow + plan.blocks_per_item - 1) / plan.blocks_per_item;
+      plan.y_blocks_per_part = upper[1];
+      upper[slow] = plan.slow_items_per_part;
+      if (one_launch) {  // every part's items along the slowest axis, part after part
+        plan.j_end = box.hi[1];
+        upper[slow] *= parts;
+      }
       plan.zero_row_ends = config.zero_row_ends;
       const auto range =
           column_contiguous_range(box.lo[contiguous], box.hi[contiguous], plan.zero_row_ends);
@@ -98,6 +107,7 @@ std::vector<LaunchPlan> plan_launches(const LaplacianKernelConfig& config, const
     plan.lower = to_policy_order(config.mapping, lower);
     plan.upper = to_policy_order(config.mapping, upper);
     plans.push_back(plan);
+    if (one_launch) break;
   }
   return plans;
 }

@@ -121,6 +121,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     s.kernel.blocks_per_item = static_cast<int>(deck.integer("kernel", "blocks_per_item"));
     s.kernel.streaming_stores = deck.boolean("kernel", "streaming_stores");
     s.kernel.zero_row_ends = deck.boolean("kernel", "zero_row_ends");
+    s.kernel.parts_in_one_launch = deck.boolean("kernel", "parts_in_one_launch");
     if (too_large_register_block(s.kernel))
       throw deck.error("kernel", "m_slow",
                        "with m = " + std::to_string(s.kernel.m) + " a block of " +
@@ -258,6 +259,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                     {"m_slow", s.kernel.m_slow},
                                     {"blocks_per_item", s.kernel.blocks_per_item},
                                     {"parts", s.kernel.parts},
+                                    {"parts_in_one_launch", s.kernel.parts_in_one_launch},
                                     {"streaming_stores", s.kernel.streaming_stores},
                                     {"zero_row_ends", zeroed_row_end_axis(s.kernel) >= 0},
                                     {"grid", s.grid.points},
@@ -340,7 +342,8 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
       out << ", " << s.kernel.blocks_per_item << " blocks per work item";
     if (scratch) out << ", team scratch " << scratch_bytes<T>(team_tile) << " bytes";
     if (s.kernel.variant == LaplacianVariant::subdomain || scratch)
-      out << ", parts " << s.kernel.parts;
+      out << ", parts " << s.kernel.parts << " in " << launches << " launch"
+          << (launches == 1 ? "" : "es");
     if (march) out << ", slabs " << s.kernel.parts;
     if (s.kernel.variant != LaplacianVariant::mdrange && !line)
       out << (s.kernel.streaming_stores && limits.gpu ? ", streaming stores" : ", plain stores");
