@@ -35,6 +35,15 @@ def row_tile(size, layout):
     return "[64,2,1]" if short else "[128,1,1]"
 
 
+def default_subdomain(size, precision, layout):
+    """Overrides for the subdomain variant as the GPU default configures it (blocks, threads, launch
+    bound) on a grid; parts and the other keys are left to the deck and the caller."""
+    m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
+    return [f"kernel.layout={layout}", f"run.precision={precision}", "kernel.variant=subdomain",
+            f"kernel.m={m}", f"kernel.m_slow={m_slow}", f"kernel.blocks_per_item={per_item}",
+            f"kernel.tile={row_tile(size, layout)}", "kernel.launch_bounds=128"]
+
+
 def configurations(name, sizes):
     """(label, size, overrides) triples of a benchmark set."""
     if name in ("default", "quick"):
@@ -133,29 +142,19 @@ def configurations(name, sizes):
         # the defaults' blocks, on the grids with the shortest rows in each layout.
         for size in sizes or [(2048, 1024, 256), (4096, 2048, 64), (64, 2048, 4096)]:
             for precision, layout in itertools.product(("double", "float"), ("right", "left")):
-                base = [f"kernel.layout={layout}", f"run.precision={precision}"]
-                tile = row_tile(size, layout)
-                m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
                 for zero in ("true", "false"):
-                    yield name, size, base + ["kernel.variant=subdomain", f"kernel.m={m}",
-                                              f"kernel.m_slow={m_slow}",
-                                              f"kernel.blocks_per_item={per_item}",
-                                              f"kernel.zero_row_ends={zero}",
-                                              f"kernel.tile={tile}", "kernel.launch_bounds=128"]
+                    yield name, size, default_subdomain(size, precision, layout) + [
+                        f"kernel.zero_row_ends={zero}"]
     elif name == "planes":
         # Y parts with the defaults' blocks on the grids whose planes (64 MiB in double) need the
         # most: 4096 x 2048 x 64 in layout left, 64 x 2048 x 4096 in layout right.
         grids = ([(size, layout) for size in sizes for layout in ("right", "left")] if sizes else
                  [((4096, 2048, 64), "left"), ((64, 2048, 4096), "right")])
         for (size, layout), precision in itertools.product(grids, ("double", "float")):
-            m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
             counts = (12, 16, 21, 24, 32, 48) if precision == "double" else (6, 8, 12, 16, 24)
             for parts in counts:
-                yield name, size, [f"kernel.layout={layout}", f"run.precision={precision}",
-                                   "kernel.variant=subdomain", f"kernel.m={m}",
-                                   f"kernel.m_slow={m_slow}", f"kernel.blocks_per_item={per_item}",
-                                   "kernel.tile=[128,1,1]", "kernel.launch_bounds=128",
-                                   f"kernel.parts={parts}"]
+                yield name, size, default_subdomain(size, precision, layout) + [
+                    f"kernel.parts={parts}"]
     elif name == "launches":
         # Y parts in one launch (kernel.parts_in_one_launch) against one launch per part, with the
         # defaults' blocks and automatic parts, on the grids where those are more than one.
@@ -164,14 +163,9 @@ def configurations(name, sizes):
                   ((2048, 1024, 256), "left"), ((4096, 2048, 64), "left"),
                   ((64, 2048, 4096), "right")])
         for (size, layout), precision in itertools.product(grids, ("double", "float")):
-            m, m_slow, per_item = DEFAULT_BLOCKS[precision, layout]
             for one_launch in ("true", "false"):
-                yield name, size, [f"kernel.layout={layout}", f"run.precision={precision}",
-                                   "kernel.variant=subdomain", f"kernel.m={m}",
-                                   f"kernel.m_slow={m_slow}", f"kernel.blocks_per_item={per_item}",
-                                   f"kernel.tile={row_tile(size, layout)}",
-                                   "kernel.launch_bounds=128",
-                                   f"kernel.parts_in_one_launch={one_launch}"]
+                yield name, size, default_subdomain(size, precision, layout) + [
+                    f"kernel.parts_in_one_launch={one_launch}"]
     elif name == "shapes":
         # Thread-block shapes (policy order: contiguous axis, y blocks, slowest-axis blocks) for
         # the best register blocks of the "blocking" set.
