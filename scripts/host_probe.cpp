@@ -1,117 +1,201 @@
-// Stand-alone host probe behind the "Host" notes in docs/PERFORMANCE.md: what one 2-core machine
-// moves for copies (memcpy as deep_copy does it, a plain loop, non-temporal stores) and for the
-// 7-point stencil in plain C++ (plain stores, y-blocked, non-temporal stores), N^3 doubles.
-//   g++ -O3 -fopenmp -ffp-contract=off [-march=native] scripts/host_probe.cpp -o host_probe
-//   OMP_NUM_THREADS=2 ./host_probe [N]
-// Figures are bytes counted as the Laplacian's FOM counts them (2 x 8 B per point) over the median
-// of 7 runs. x86-64 only (SSE2 non-temporal stores; AVX-512 ones where the compiler targets it).
+// Stand-alone host probe behind the "Host" notes in docs/PERFORMANCE.md: what one machine moves
+// for copies (memcpy per thread, a plain loop, non-temporal stores) and for the 7-point stencil in
+// plain C++ with each host technique tried (plain stores, non-temporal stores, y blocks that keep
+// three planes of a slab in a 512 KiB L2, software prefetch of the plane above), N^3 doubles.
+//   g++ -O3 -fopenmp -ffp-contract=off -mavx2 scripts/host_probe.cpp -o host_probe
+//   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_probe [N [rounds]]
+// HUGE=1 in the environment asks for transparent huge pages (madvise) on both arrays.
+// Each round runs every variant once, one after another, so a shared machine's bandwidth drifting
+// between seconds moves all of a round alike: the ratios are medians of per-round ratios. Figures
+// are bytes counted as the Laplacian's FOM counts them (2 x 8 B per point). Every stencil variant's
+// interior is compared bitwise with the plain one. x86-64 only (SSE2/AVX non-temporal stores).
 #include <immintrin.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace {
 
-template <class F>
-double median_seconds(F&& f) {
-  std::vector<double> times;
-  for (int r = 0; r < 7; ++r) {
-    const double start = omp_get_wtime();
-    f();
-    times.push_back(omp_get_wtime() - start);
-  }
-  std::sort(times.begin(), times.end());
-  return times[3];
+#ifdef __AVX__
+constexpr long vector_doubles = 4;
+inline void stream(double* to, const double* from) {
+  _mm256_stream_pd(to, _mm256_load_pd(from));
 }
+#else
+constexpr long vector_doubles = 2;
+inline void stream(double* to, const double* from) {
+  _mm_stream_pd(to, _mm_load_pd(from));
+}
+#endif
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+struct Variant {
+  std::string name;
+  std::function<void()> run;
+  bool stencil;
+};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 384;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 15;
+  if (n % vector_doubles != 0 || n < 8 || rounds < 1) {
+    std::fprintf(stderr, "host_probe: N must be a multiple of %ld and at least 8, rounds >= 1\n",
+                 vector_doubles);
+    return 2;
+  }
   const long size = n * n * n, sx = n * n, sy = n;
-  auto* u = static_cast<double*>(std::aligned_alloc(64, size * 8));
-  auto* f = static_cast<double*>(std::aligned_alloc(64, size * 8));
+  const long huge_page = 2L << 20, allocated = (size * 8 + huge_page - 1) / huge_page * huge_page;
+  auto* u = static_cast<double*>(std::aligned_alloc(huge_page, allocated));
+  auto* f = static_cast<double*>(std::aligned_alloc(huge_page, allocated));
+  if (std::getenv("HUGE") &&
+      (madvise(u, allocated, MADV_HUGEPAGE) != 0 || madvise(f, allocated, MADV_HUGEPAGE) != 0))
+    std::perror("madvise");
 #pragma omp parallel for
   for (long i = 0; i < size; i++) {
     u[i] = i % 7 * 0.1;
     f[i] = 0;
   }
-  const double bytes = 2.0 * size * 8;
-  auto report = [&](const char* name, double seconds) {
-    std::printf("%-22s %6.1f GB/s\n", name, bytes / seconds * 1e-9);
+  const double ax = 1.1, ay = 1.2, az = 1.3, ac = -7.2;  // distinct, as for unequal spacings
+  auto point = [=](const double* c, long k) {
+    return ac * c[k] + ax * (c[k - sx] + c[k + sx]) + ay * (c[k - sy] + c[k + sy]) +
+           az * (c[k - 1] + c[k + 1]);
   };
-  report("memcpy per thread", median_seconds([&] {
+  auto plain_line = [=](long i, long j) {
+    const double* __restrict c = u + i * sx + j * sy;
+    double* __restrict out = f + i * sx + j * sy;
+    for (long k = 1; k < n - 1; k++) out[k] = point(c, k);
+  };
+
+  std::vector<Variant> variants;
+  variants.push_back({"copy loop",
+                      [=] {
+#pragma omp parallel for
+                        for (long i = 0; i < size; i++) f[i] = u[i];
+                      },
+                      false});
+  variants.push_back({"memcpy per thread",
+                      [=] {
 #pragma omp parallel
-           {
-             const long chunk = size / omp_get_num_threads();
-             std::memcpy(f + omp_get_thread_num() * chunk, u + omp_get_thread_num() * chunk,
-                         chunk * 8);
-           }
-         }));
-  report("copy loop", median_seconds([&] {
+                        {
+                          const long chunk = size / omp_get_num_threads();
+                          const long first = omp_get_thread_num() * chunk;
+                          std::memcpy(f + first, u + first, chunk * 8);
+                        }
+                      },
+                      false});
+  variants.push_back({"copy, nt stores",
+                      [=] {
 #pragma omp parallel for
-           for (long i = 0; i < size; i++) f[i] = u[i];
-         }));
-  report("copy, nt stores", median_seconds([&] {
-#pragma omp parallel for
-           for (long i = 0; i < size; i += 2) _mm_stream_pd(f + i, _mm_load_pd(u + i));
-           _mm_sfence();
-         }));
-  auto point = [&](const double* c, long k) {
-    return c[k] * -6.0 + c[k - sx] + c[k + sx] + c[k - sy] + c[k + sy] + c[k - 1] + c[k + 1];
-  };
-  report("stencil", median_seconds([&] {
+                        for (long i = 0; i < size; i += vector_doubles) stream(f + i, u + i);
+                        _mm_sfence();
+                      },
+                      false});
+  variants.push_back({"stencil",
+                      [=] {
 #pragma omp parallel for collapse(2)
-           for (long i = 1; i < n - 1; i++)
-             for (long j = 1; j < n - 1; j++) {
-               const double* __restrict c = u + i * sx + j * sy;
-               double* __restrict out = f + i * sx + j * sy;
-               for (long k = 1; k < n - 1; k++) out[k] = point(c, k);
-             }
-         }));
-  const std::vector<double> plain(f, f + size);
-  for (long block : {16L, 64L})
-    report(block == 16 ? "stencil, y blocks 16" : "stencil, y blocks 64", median_seconds([&] {
+                        for (long i = 1; i < n - 1; i++)
+                          for (long j = 1; j < n - 1; j++) plain_line(i, j);
+                      },
+                      true});
+  // Computed into a row buffer in the L1, then streamed out as whole aligned vectors; the row ends
+  // are stored 0 (f's boundary value), so no line of f is ever read.
+  variants.push_back({"stencil, nt stores",
+                      [=] {
+#pragma omp parallel
+                        {
+                          std::vector<double> row(n + vector_doubles);
+                          double* buffer = row.data();
+                          while (reinterpret_cast<std::uintptr_t>(buffer) % 32) ++buffer;
+#pragma omp for collapse(2)
+                          for (long i = 1; i < n - 1; i++)
+                            for (long j = 1; j < n - 1; j++) {
+                              const double* __restrict c = u + i * sx + j * sy;
+                              buffer[0] = buffer[n - 1] = 0;
+                              for (long k = 1; k < n - 1; k++) buffer[k] = point(c, k);
+                              for (long k = 0; k < n; k += vector_doubles)
+                                stream(f + i * sx + j * sy + k, buffer + k);
+                            }
+                          _mm_sfence();
+                        }
+                      },
+                      true});
+  for (long block : {16L, 40L})
+    variants.push_back({"stencil, y blocks " + std::to_string(block),
+                        [=] {
 #pragma omp parallel for collapse(2)
-             for (long jb = 0; jb < (n - 2 + block - 1) / block; jb++)
-               for (long i = 1; i < n - 1; i++)
-                 for (long j = 1 + jb * block; j < std::min(n - 1, 1 + (jb + 1) * block); j++) {
-                   const double* __restrict c = u + i * sx + j * sy;
-                   double* __restrict out = f + i * sx + j * sy;
-                   for (long k = 1; k < n - 1; k++) out[k] = point(c, k);
-                 }
-           }));
-  // Non-temporal stores of whole aligned pairs: the line's first and last pairs carry the boundary
-  // value of f back unchanged, so every store is a full, aligned vector (n even).
-  report("stencil, nt stores", median_seconds([&] {
+                          for (long jb = 0; jb < (n - 2 + block - 1) / block; jb++)
+                            for (long i = 1; i < n - 1; i++)
+                              for (long j = 1 + jb * block;
+                                   j < std::min(n - 1, 1 + (jb + 1) * block); j++)
+                                plain_line(i, j);
+                        },
+                        true});
+  variants.push_back({"stencil, prefetch 8 rows",
+                      [=] {
 #pragma omp parallel for collapse(2)
-           for (long i = 1; i < n - 1; i++)
-             for (long j = 1; j < n - 1; j++) {
-               const double* c = u + i * sx + j * sy;
-               double* out = f + i * sx + j * sy;
-               _mm_stream_pd(out, _mm_set_pd(point(c, 1), out[0]));
-               const __m128d centre_weight = _mm_set1_pd(-6.0);
-               for (long k = 2; k < n - 2; k += 2) {
-                 __m128d r = _mm_mul_pd(_mm_load_pd(c + k), centre_weight);
-                 r = _mm_add_pd(r, _mm_load_pd(c + k - sx));
-                 r = _mm_add_pd(r, _mm_load_pd(c + k + sx));
-                 r = _mm_add_pd(r, _mm_load_pd(c + k - sy));
-                 r = _mm_add_pd(r, _mm_load_pd(c + k + sy));
-                 r = _mm_add_pd(r, _mm_loadu_pd(c + k - 1));
-                 r = _mm_add_pd(r, _mm_loadu_pd(c + k + 1));
-                 _mm_stream_pd(out + k, r);
-               }
-               _mm_stream_pd(out + n - 2, _mm_set_pd(out[n - 1], point(c, n - 2)));
-             }
-           _mm_sfence();
-         }));
-  long mismatches = 0;
-  for (long i = 0; i < size; i++) mismatches += f[i] != plain[i];
-  std::printf("nt stencil against plain stencil: %ld of %ld values differ\n", mismatches, size);
+                        for (long i = 1; i < n - 1; i++)
+                          for (long j = 1; j < n - 1; j++) {
+                            const double* ahead = u + (i + 1) * sx + (j + 8) * sy;
+                            if (i + 1 < n && j + 8 < n)
+                              for (long k = 0; k < n; k += 8)
+                                _mm_prefetch(reinterpret_cast<const char*>(ahead + k), _MM_HINT_T0);
+                            plain_line(i, j);
+                          }
+                      },
+                      true});
+
+  for (auto& variant : variants) variant.run();  // first touch of every code path
+  std::vector<std::vector<double>> gbs(variants.size());
+  const double bytes = 2.0 * size * 8;
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      const double start = omp_get_wtime();
+      variants[v].run();
+      gbs[v].push_back(bytes / (omp_get_wtime() - start) * 1e-9);
+    }
+
+  const std::size_t plain_stencil = 3;  // the reference the other stencils are compared with
+  variants[plain_stencil].run();
+  std::vector<double> reference(f, f + size);
+  bool all_equal = true;
+  std::printf("N %ld, %d threads, %d rounds; GB/s median, then the median of per-round ratios\n", n,
+              omp_get_max_threads(), rounds);
+  std::printf("%-26s %8s %12s %12s\n", "variant", "GB/s", "/copy loop", "/memcpy");
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    std::vector<double> to_loop, to_memcpy;
+    for (int round = 0; round < rounds; ++round) {
+      to_loop.push_back(gbs[v][round] / gbs[0][round]);
+      to_memcpy.push_back(gbs[v][round] / gbs[1][round]);
+    }
+    std::string mark;
+    if (variants[v].stencil) {
+      variants[v].run();
+      long differ = 0;
+      for (long i = 1; i < n - 1; i++)
+        for (long j = 1; j < n - 1; j++)
+          for (long k = 1; k < n - 1; k++)
+            differ += f[i * sx + j * sy + k] != reference[i * sx + j * sy + k];
+      if (differ) mark = "  (" + std::to_string(differ) + " interior values differ)";
+      all_equal = all_equal && differ == 0;
+    }
+    std::printf("%-26s %8.1f %12.3f %12.3f%s\n", variants[v].name.c_str(), median(gbs[v]),
+                median(to_loop), median(to_memcpy), mark.c_str());
+  }
   std::free(u);
   std::free(f);
+  return all_equal ? 0 : 1;
 }
