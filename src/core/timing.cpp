@@ -1,5 +1,8 @@
 #include "core/timing.hpp"
 
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 namespace kstencil {
@@ -41,7 +44,8 @@ struct CopyMismatches {
 };
 
 template <class T>
-CopyBandwidth copy_bandwidth(std::int64_t elements, int warmup, int repeats) {
+SameRunTiming time_with_copy_ceiling(std::int64_t elements, int warmup, int rounds,
+                                     const std::vector<std::function<void()>>& launches) {
   using View = Kokkos::View<T*>;
   View src(Kokkos::view_alloc(Kokkos::WithoutInitializing, "copy_src"), elements);
   View dst(Kokkos::view_alloc(Kokkos::WithoutInitializing, "copy_dst"), elements);
@@ -63,25 +67,54 @@ CopyBandwidth copy_bandwidth(std::int64_t elements, int warmup, int repeats) {
   deep_copy();
   check("copy-bandwidth deep_copy");
 
-  Kokkos::Profiling::pushRegion("kstencil::copy_bandwidth");
-  CopyBandwidth result;
+  const auto timed = [](const auto& launch) {
+    const auto start = std::chrono::steady_clock::now();
+    launch();
+    Kokkos::fence();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<std::vector<double>> launch_samples(launches.size());
+  std::vector<double> copy_samples, deep_copy_samples;
+  for (int round = -warmup; round < rounds; ++round) {
+    for (std::size_t l = 0; l < launches.size(); ++l) {
+      const double seconds = timed(launches[l]);
+      if (round >= 0) launch_samples[l].push_back(seconds);
+    }
+    Kokkos::Profiling::pushRegion("kstencil::copy_bandwidth");
+    const double copy_s = timed(copy), deep_copy_s = timed(deep_copy);
+    Kokkos::Profiling::popRegion();
+    if (round >= 0) {
+      copy_samples.push_back(copy_s);
+      deep_copy_samples.push_back(deep_copy_s);
+    }
+  }
+
+  SameRunTiming result;
+  for (auto& samples : launch_samples) result.launches.push_back(summarize(std::move(samples)));
   const double bytes = 2.0 * elements * sizeof(T);
-  result.timing = time_launches(warmup, repeats, copy);
-  result.kernel_gbs = bytes / result.timing.median_s * 1e-9;
-  result.deep_copy_gbs = bytes / time_launches(warmup, repeats, deep_copy).median_s * 1e-9;
-  Kokkos::Profiling::popRegion();
-  result.elements = elements;
-  result.element_bytes = sizeof(T);
-  result.gbs = std::max(result.kernel_gbs, result.deep_copy_gbs);
+  CopyBandwidth& ceiling = result.copy;
+  ceiling.kernel_gbs = bytes / summarize(std::move(copy_samples)).median_s * 1e-9;
+  ceiling.deep_copy_gbs = bytes / summarize(std::move(deep_copy_samples)).median_s * 1e-9;
+  ceiling.gbs = std::max(ceiling.kernel_gbs, ceiling.deep_copy_gbs);
+  ceiling.elements = elements;
+  ceiling.element_bytes = sizeof(T);
   return result;
 }
 
 }  // namespace detail
 
+SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
+                                     int rounds,
+                                     const std::vector<std::function<void()>>& launches) {
+  if (rounds < 1) throw std::invalid_argument("timing needs at least one round");
+  return element_bytes == 4
+             ? detail::time_with_copy_ceiling<float>(elements, warmup, rounds, launches)
+             : detail::time_with_copy_ceiling<double>(elements, warmup, rounds, launches);
+}
+
 CopyBandwidth measure_copy_bandwidth(std::int64_t elements, int element_bytes, int warmup,
                                      int repeats) {
-  return element_bytes == 4 ? detail::copy_bandwidth<float>(elements, warmup, repeats)
-                            : detail::copy_bandwidth<double>(elements, warmup, repeats);
+  return time_with_copy_ceiling(elements, element_bytes, warmup, repeats, {}).copy;
 }
 
 }  // namespace kstencil

@@ -1,9 +1,7 @@
 #pragma once
 // Timing of fenced kernel launches and the same-run copy-bandwidth ceiling.
-#include <Kokkos_Core.hpp>
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -16,35 +14,32 @@ struct TimingStats {
 
 TimingStats summarize(std::vector<double> samples_s);
 
-// Runs `launch` warmup times, then `repeats` times, each fenced and timed on its own.
-template <class Launch>
-TimingStats time_launches(int warmup, int repeats, Launch&& launch) {
-  for (int w = 0; w < warmup; ++w) launch();
-  Kokkos::fence();
-  std::vector<double> samples;
-  samples.reserve(repeats);
-  for (int r = 0; r < repeats; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    launch();
-    Kokkos::fence();
-    samples.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return summarize(std::move(samples));
-}
-
 struct CopyBandwidth {
   double gbs = 0;            // the ceiling: the faster of the two copies below
   double kernel_gbs = 0;     // Kokkos parallel_for copy, (read + write bytes) / median time
   double deep_copy_gbs = 0;  // Kokkos::deep_copy (cudaMemcpy device-to-device on CUDA)
-  TimingStats timing;        // of the kernel copy
   std::int64_t elements = 0;
   int element_bytes = 0;
+};
+
+// Timings of kernel launches together with the copy ceiling of the same run.
+struct SameRunTiming {
+  std::vector<TimingStats> launches;  // one per launch, in the order given
+  CopyBandwidth copy;
 };
 
 // Copy bandwidth for `elements` values of `element_bytes` (4 or 8) on the default execution space,
 // as a Kokkos RangePolicy kernel and as Kokkos::deep_copy (the vendor memcpy on GPUs); the ceiling
 // is the faster. Both copies are verified before they are timed; throws if one is wrong.
+// `launches` are timed in the same rounds: every round runs each launch once, then the copy kernel,
+// then deep_copy, each fenced and timed on its own, after `warmup` untimed rounds. Alternating them
+// puts a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel and
+// ceiling alike, so the ratio of their medians stops depending on when each was timed.
+SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
+                                     int rounds,
+                                     const std::vector<std::function<void()>>& launches);
+
+// The copy ceiling alone (time_with_copy_ceiling without launches).
 CopyBandwidth measure_copy_bandwidth(std::int64_t elements, int element_bytes, int warmup,
                                      int repeats);
 

@@ -119,13 +119,15 @@ int run_typed(const JacobiSetup& s, const Deck& deck, const std::string& deck_pa
 
   // Time per iteration with and without the norm, on a fresh solver.
   JacobiSolver<T, KokkosLayout> timed(s.problem, s.kernel);
-  const TimingStats with_norm = time_launches(2, s.repeats, [&] { timed.iterate(true); });
-  const TimingStats without_norm = time_launches(2, s.repeats, [&] { timed.iterate(false); });
   const Grid& g = s.problem.grid;
   const double points = point_count(g);
   const double bytes = 2 * points * sizeof(T);  // read the old iterate, write the new one
-  const CopyBandwidth copy =
-      measure_copy_bandwidth(static_cast<std::int64_t>(points), sizeof(T), 2, s.repeats);
+  const SameRunTiming rounds =
+      time_with_copy_ceiling(static_cast<std::int64_t>(points), sizeof(T), 2, s.repeats,
+                             {[&] { timed.iterate(true); }, [&] { timed.iterate(false); }});
+  const TimingStats& with_norm = rounds.launches[0];
+  const TimingStats& without_norm = rounds.launches[1];
+  const CopyBandwidth& copy = rounds.copy;
   const double norm_share = 1 - without_norm.median_s / with_norm.median_s;
   const std::string precision = s.single_precision ? "float" : "double";
 

@@ -8,9 +8,12 @@ const Schema& laplacian_schema() {
   using T = KeyType;
   static const Schema schema = join_keys({
       run_keys("laplacian"),
-      {Key("run", "warmup", T::integer, "2", "untimed kernel launches before the timed ones")
+      {Key("run", "warmup", T::integer, "2",
+           "untimed rounds (kernel, copies) before the timed ones")
            .min(0),
-       Key("run", "repeats", T::integer, "10", "timed kernel launches").min(1).max(100000)},
+       Key("run", "repeats", T::integer, "10", "timed rounds: the kernel, then the same-run copies")
+           .min(1)
+           .max(100000)},
       {Key("grid", "nx", T::integer, "128", "grid points along x, boundary included").min(3),
        Key("grid", "ny", T::integer, "128", "grid points along y, boundary included").min(3),
        Key("grid", "nz", T::integer, "128", "grid points along z, boundary included").min(3)},

@@ -1,0 +1,78 @@
+#include <Kokkos_Core.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/timing.hpp"
+
+using namespace kstencil;
+
+namespace {
+
+// Records the names of the Kokkos kernels launched while it is alive, through the tool callbacks.
+std::vector<std::string>* launched_kernels = nullptr;
+
+void record_kernel(const char* name, std::uint32_t, std::uint64_t*) {
+  launched_kernels->push_back(name);
+}
+
+struct KernelRecorder {
+  std::vector<std::string> names;
+  KernelRecorder() {
+    launched_kernels = &names;
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(record_kernel);
+  }
+  ~KernelRecorder() {
+    Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
+    launched_kernels = nullptr;
+  }
+};
+
+struct Fill {
+  Kokkos::View<double*> v;
+  double value;
+  KOKKOS_INLINE_FUNCTION void operator()(int n) const { v(n) = value; }
+};
+
+}  // namespace
+
+TEST_CASE("kernels and the copy ceiling are timed in alternating rounds", "[timing]") {
+  Kokkos::View<double*> a("a", 1000), b("b", 1000);
+  const std::vector<std::function<void()>> launches = {
+      [&] { Kokkos::parallel_for("test::first", 1000, Fill{a, 1.0}); },
+      [&] { Kokkos::parallel_for("test::second", 1000, Fill{b, 2.0}); }};
+  const int warmup = 2, rounds = 3;
+  KernelRecorder recorder;
+  const SameRunTiming timing = time_with_copy_ceiling(1 << 12, 8, warmup, rounds, launches);
+
+  // Every timed round (and warm-up) runs the first launch, the second, then the copy kernel.
+  std::vector<std::string> order;
+  for (const auto& name : recorder.names)
+    if (name == "test::first" || name == "test::second" || name == "kstencil::copy")
+      order.push_back(name);
+  std::vector<std::string> expected = {"kstencil::copy"};  // the copy's check before timing
+  for (int round = 0; round < warmup + rounds; ++round)
+    expected.insert(expected.end(), {"test::first", "test::second", "kstencil::copy"});
+  CHECK(order == expected);
+
+  REQUIRE(timing.launches.size() == 2);
+  for (const auto& stats : timing.launches) {
+    CHECK(stats.samples_s.size() == static_cast<std::size_t>(rounds));
+    CHECK(stats.min_s > 0);
+    CHECK(stats.min_s <= stats.median_s);
+    CHECK(stats.median_s <= stats.max_s);
+  }
+  CHECK(timing.copy.elements == 1 << 12);
+  CHECK(timing.copy.element_bytes == 8);
+  CHECK(timing.copy.kernel_gbs > 0);
+  CHECK(timing.copy.deep_copy_gbs > 0);
+  CHECK(timing.copy.gbs == std::max(timing.copy.kernel_gbs, timing.copy.deep_copy_gbs));
+}
+
+TEST_CASE("the copy ceiling alone runs no launches and needs a timed round", "[timing]") {
+  const CopyBandwidth copy = measure_copy_bandwidth(1 << 12, 4, 0, 2);
+  CHECK(copy.element_bytes == 4);
+  CHECK(copy.gbs > 0);
+  CHECK_THROWS_AS(time_with_copy_ceiling(1 << 12, 8, 1, 0, {}), std::invalid_argument);
+}
