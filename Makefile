@@ -21,9 +21,10 @@ bench: build
 test: test-deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# TARGET= builds one target (e.g. kstencil: the library and the driver, no tests).
 build: deps
 	cmake --preset $(BACKEND) >/dev/null
-	cmake --build --preset $(BACKEND) -j $(JOBS)
+	cmake --build --preset $(BACKEND) -j $(JOBS) $(if $(TARGET),--target $(TARGET))
 
 deps:
 	bash scripts/bootstrap.sh $(BACKEND)
