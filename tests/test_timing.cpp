@@ -40,8 +40,12 @@ struct Fill {
 TEST_CASE("kernels and the copy ceiling are timed in alternating rounds", "[timing]") {
   Kokkos::View<double*> a("a", 1000), b("b", 1000);
   const std::vector<std::function<void()>> launches = {
-      [&] { Kokkos::parallel_for("test::first", 1000, Fill{a, 1.0}); },
-      [&] { Kokkos::parallel_for("test::second", 1000, Fill{b, 2.0}); }};
+      [&] {
+        Kokkos::parallel_for("test::first", 1000, Fill{a, 1.0});
+      },
+      [&] {
+        Kokkos::parallel_for("test::second", 1000, Fill{b, 2.0});
+      }};
   const int warmup = 2, rounds = 3;
   KernelRecorder recorder;
   const SameRunTiming timing = time_with_copy_ceiling(1 << 12, 8, warmup, rounds, launches);
