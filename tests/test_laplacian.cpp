@@ -32,9 +32,12 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
   std::vector<LaplacianKernelConfig> configs;
   const Layout layout = layout_of<L>();
   const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}};
-  LaplacianKernelConfig line;
-  line.variant = LaplacianVariant::line;
-  configs.push_back(line);        // takes no tile, order, m, parts or launch bound
+  for (const auto& tile : tiles) {  // line takes no order, m, parts or launch bound
+    LaplacianKernelConfig line;
+    line.variant = LaplacianVariant::line;
+    line.tile = tile;
+    configs.push_back(line);
+  }
   for (const auto& tile : tiles)  // march has its own mapping: no iteration order
     for (int m : {1, 2, 8, 16})
       for (int parts : {1, 3, 100})

@@ -492,11 +492,17 @@ using LinePolicy =
                           Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
                           Kokkos::IndexType<int>>;
 
-// The line variant's launch over `box` (local indices) for fields of `layout`.
-inline LinePolicy line_policy(const Box& box, Layout layout) {
+// The line variant's launch over `box` (local indices) for fields of `layout`, tiled by
+// `axis_tile` (x, y, z; the slowest axis' and y's entries, 0 = Kokkos' default: 2 planes by all
+// rows on hosts). Within a tile a thread sweeps the tile's rows of one plane, then of the next, so
+// a tile of a few rows by many planes marches a block of rows through the planes and reads each
+// plane's rows as neighbours from the L2 (2.5D blocking).
+inline LinePolicy line_policy(const Box& box, Layout layout,
+                              const std::array<std::int64_t, 3>& axis_tile) {
   const int slow = layout == Layout::right ? 0 : 2;
   return LinePolicy({static_cast<int>(box.lo[slow]), static_cast<int>(box.lo[1])},
-                    {static_cast<int>(box.hi[slow]), static_cast<int>(box.hi[1])});
+                    {static_cast<int>(box.hi[slow]), static_cast<int>(box.hi[1])},
+                    {static_cast<int>(axis_tile[slow]), static_cast<int>(axis_tile[1])});
 }
 
 // Calls body(std::integral_constant<int, V>) for the V of Values equal to `value`; false if none
@@ -621,7 +627,7 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
     const Box box = grid.to_local(laplacian_update_box(grid));
     if (box.empty()) return;
     const int contiguous = config.layout == Layout::right ? 2 : 0;
-    Kokkos::parallel_for("kstencil::laplacian::line", line_policy(box, config.layout),
+    Kokkos::parallel_for("kstencil::laplacian::line", line_policy(box, config.layout, config.tile),
                          LineStencil<T, KokkosLayout>{u, f, a, static_cast<int>(box.lo[contiguous]),
                                                       static_cast<int>(box.hi[contiguous])});
     return;
