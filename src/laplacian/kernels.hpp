@@ -496,7 +496,8 @@ using LinePolicy =
 // `axis_tile` (x, y, z; the slowest axis' and y's entries, 0 = Kokkos' default: 2 planes by all
 // rows on hosts). Within a tile a thread sweeps the tile's rows of one plane, then of the next, so
 // a tile of a few rows by many planes marches a block of rows through the planes and reads each
-// plane's rows as neighbours from the L2 (2.5D blocking).
+// plane's rows as neighbours from the L2 (2.5D blocking; on the 2-core development machine no
+// faster than Kokkos' default tile, docs/PERFORMANCE.md).
 inline LinePolicy line_policy(const Box& box, Layout layout,
                               const std::array<std::int64_t, 3>& axis_tile) {
   const int slow = layout == Layout::right ? 0 : 2;
