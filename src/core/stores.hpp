@@ -1,9 +1,19 @@
 #pragma once
-// Stores for outputs a kernel never reads back: on GPUs they are marked evict-first
-// (CUDA st.global.cs, HIP non-temporal) so they do not push the inputs' reused lines out of the
-// L2; on the host they are plain stores (non-temporal host stores were measured slower on the
-// development machine, docs/PERFORMANCE.md).
+// Stores for outputs a kernel never reads back. On GPUs they are marked evict-first (CUDA
+// st.global.cs, HIP non-temporal) so they do not push the inputs' reused lines out of the L2. On
+// x86 hosts with AVX, store_line and copy_line write the whole 64-byte cache lines of a line of
+// results with non-temporal stores: a plain store first reads the line it writes (read for
+// ownership), so a kernel that reads one field and writes another moves 24 bytes per point through
+// DRAM with plain stores and 16 with non-temporal ones (docs/PERFORMANCE.md, host section).
+// Elsewhere they are plain stores.
 #include <Kokkos_Core.hpp>
+#include <cstdint>
+
+#if defined(__AVX__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \
+    !defined(__SYCL_DEVICE_ONLY__)
+#define KSTENCIL_HOST_STREAMING_STORES 1
+#include <immintrin.h>
+#endif
 
 namespace kstencil {
 
@@ -21,6 +31,107 @@ KOKKOS_FORCEINLINE_FUNCTION void store_output(T* where, const T value) {
   }
 #endif
   *where = value;
+}
+
+// Whether store_line<true> writes whole cache lines with non-temporal stores in this build's host
+// code (x86 with AVX: host-only builds compile with -march=native unless KSTENCIL_NATIVE is off).
+constexpr bool host_streaming_stores_compiled() {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+inline constexpr int cache_line_bytes = 64;
+
+// One 64-byte line at `to` (aligned) from `from` (any alignment) through non-temporal stores.
+inline void stream_cache_line(double* to, const double* from) {
+  _mm256_stream_pd(to, _mm256_loadu_pd(from));
+  _mm256_stream_pd(to + 4, _mm256_loadu_pd(from + 4));
+}
+inline void stream_cache_line(float* to, const float* from) {
+  _mm256_stream_ps(to, _mm256_loadu_ps(from));
+  _mm256_stream_ps(to + 8, _mm256_loadu_ps(from + 8));
+}
+
+// Points of a line before `out`'s first cache-line boundary, at most n.
+template <class T>
+inline int points_before_line_boundary(const T* out, const int n) {
+  constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
+  const int offset =
+      static_cast<int>(reinterpret_cast<std::uintptr_t>(out) % cache_line_bytes) / sizeof(T);
+  return offset == 0 ? 0 : per_line - offset < n ? per_line - offset : n;
+}
+#endif
+
+// Bytes ahead of the current point at which store_line prefetches the input it reads first: one
+// 4 KiB page, so that the next page's lines are on their way before the hardware prefetcher, which
+// stops at page boundaries, would start on them (256-1024 points ahead measured alike in double,
+// docs/PERFORMANCE.md).
+inline constexpr int read_ahead_bytes = 4096;
+
+// out[q] = value_at(q) for q in [0, n). Streaming on an AVX host: the cache lines that lie wholly
+// inside the range are computed into a buffer of one line and written with non-temporal stores,
+// the partial lines at both ends plainly, so no point outside the range is written; with each line
+// read_first + q + read_ahead_bytes is prefetched (read_first: the input whose lines the kernel
+// reads first, from memory rather than from a cache). The caller ends its work item with
+// fence_streamed_stores(). Elsewhere store_output<Streaming> per point.
+template <bool Streaming, class T, class ValueAt>
+KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
+                                            const ValueAt& value_at,
+                                            [[maybe_unused]] const T* read_first) {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  if (Streaming) {
+    constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
+    const int head = points_before_line_boundary(out, n);
+    int q = 0;
+    for (; q < head; ++q) out[q] = value_at(q);
+    for (; q + per_line <= n; q += per_line) {
+      // Integer arithmetic: the address may lie past the input's end, which a prefetch ignores.
+      _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(read_first + q) +
+                                                 read_ahead_bytes),
+                   _MM_HINT_T0);
+      alignas(cache_line_bytes) T line[per_line];
+      for (int p = 0; p < per_line; ++p) line[p] = value_at(q + p);
+      stream_cache_line(out + q, line);
+    }
+    for (; q < n; ++q) out[q] = value_at(q);
+    return;
+  }
+#endif
+  for (int q = 0; q < n; ++q) store_output<Streaming>(out + q, value_at(q));
+}
+
+// out[q] = in[q] for q in [0, n), streaming as store_line does. A copy has no arithmetic to hide
+// a buffer's extra load and store behind: the whole lines go straight from the loads to the
+// non-temporal stores (42.8 GB/s against 34.3 through a buffer, 384^3 doubles on the development
+// machine, docs/PERFORMANCE.md).
+template <bool Streaming, class T>
+KOKKOS_FORCEINLINE_FUNCTION void copy_line(T* KOKKOS_RESTRICT out, const T* KOKKOS_RESTRICT in,
+                                           const int n) {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  if (Streaming) {
+    constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
+    const int head = points_before_line_boundary(out, n);
+    int q = 0;
+    for (; q < head; ++q) out[q] = in[q];
+    for (; q + per_line <= n; q += per_line) stream_cache_line(out + q, in + q);
+    for (; q < n; ++q) out[q] = in[q];
+    return;
+  }
+#endif
+  for (int q = 0; q < n; ++q) store_output<Streaming>(out + q, in[q]);
+}
+
+// Orders this thread's non-temporal stores before its later stores (x86 SFENCE), so that a kernel
+// that ends after them hands over complete results; nothing where store_line streams nothing.
+template <bool Streaming>
+KOKKOS_FORCEINLINE_FUNCTION void fence_streamed_stores() {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  if (Streaming) _mm_sfence();
+#endif
 }
 
 }  // namespace kstencil

@@ -241,32 +241,51 @@ struct ColumnStencil {
   }
 };
 
-// A whole line along the contiguous axis per work item, through raw restrict pointers so that host
-// compilers vectorise the inner loop (Kokkos' host MDRange does not). The policy runs over
-// (slowest axis, y); LayoutRight lines run along z, LayoutLeft lines along x.
-template <class T, class KokkosLayout>
+// Whole lines along the contiguous axis, a block of `rows` consecutive rows (y) of one plane per
+// work item, through raw restrict pointers so that host compilers vectorise the inner loop (Kokkos'
+// host MDRange does not). The policy runs over (slowest axis, row blocks); LayoutRight lines run
+// along z, LayoutLeft lines along x. With Streaming, AVX hosts write each line's whole cache lines
+// with non-temporal stores and fence once per work item: a fence per row cost 8% at 384^3 on the
+// development machine, one per 16 rows nothing measurable (docs/PERFORMANCE.md).
+template <class T, class KokkosLayout, bool Streaming>
 struct LineStencil {
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
-  int begin, end;  // the line's range along the contiguous axis
+  int begin, end;      // the lines' range along the contiguous axis
+  int j_begin, j_end;  // the rows updated
+  int rows;            // rows per work item
 
-  KOKKOS_INLINE_FUNCTION void operator()(const int slow, const int j) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const int slow, const int block) const {
     constexpr bool z_lines = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+    const std::ptrdiff_t sx = u.stride(0), sy = u.stride(1), sz = u.stride(2);
     const int i = z_lines ? slow : begin;
     const int k = z_lines ? begin : slow;
-    const std::ptrdiff_t sx = u.stride(0), sy = u.stride(1), sz = u.stride(2);
-    const std::ptrdiff_t start = i * sx + j * sy + k * sz;
-    const T* KOKKOS_RESTRICT c = u.data() + start;
-    T* KOKKOS_RESTRICT out = f.data() + start;
     const int n = end - begin;
-    if (z_lines) {
-      for (int q = 0; q < n; ++q)
-        out[q] = stencil7(c[q], c[q - sx], c[q + sx], c[q - sy], c[q + sy], c[q - 1], c[q + 1], a);
-    } else {
-      for (int q = 0; q < n; ++q)
-        out[q] = stencil7(c[q], c[q - 1], c[q + 1], c[q - sy], c[q + sy], c[q - sz], c[q + sz], a);
+    const int j_first = j_begin + block * rows;
+    const int j_last = j_first + rows < j_end ? j_first + rows : j_end;  // exclusive
+    for (int j = j_first; j < j_last; ++j) {
+      const std::ptrdiff_t start = i * sx + j * sy + k * sz;
+      const T* KOKKOS_RESTRICT c = u.data() + start;
+      T* KOKKOS_RESTRICT out = f.data() + start;
+      if (z_lines)
+        store_line<Streaming>(
+            out, n,
+            [&](const int q) {
+              return stencil7(c[q], c[q - sx], c[q + sx], c[q - sy], c[q + sy], c[q - 1], c[q + 1],
+                              a);
+            },
+            c + sx);
+      else
+        store_line<Streaming>(
+            out, n,
+            [&](const int q) {
+              return stencil7(c[q], c[q - 1], c[q + 1], c[q - sy], c[q + sy], c[q - sz], c[q + sz],
+                              a);
+            },
+            c + sz);
     }
+    fence_streamed_stores<Streaming>();
   }
 };
 
@@ -492,17 +511,19 @@ using LinePolicy =
                           Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
                           Kokkos::IndexType<int>>;
 
-// The line variant's launch over `box` (local indices) for fields of `layout`, tiled by
-// `axis_tile` (x, y, z; the slowest axis' and y's entries, 0 = Kokkos' default: 2 planes by all
-// rows on hosts). Within a tile a thread sweeps the tile's rows of one plane, then of the next, so
-// a tile of a few rows by many planes marches a block of rows through the planes and reads each
-// plane's rows as neighbours from the L2 (2.5D blocking; on the 2-core development machine no
-// faster than Kokkos' default tile, docs/PERFORMANCE.md).
-inline LinePolicy line_policy(const Box& box, Layout layout,
+// The line variant's launch over `box` (local indices) for fields of `layout` in work items of
+// `rows` rows, tiled by `axis_tile` (x, y, z; the slowest axis' entry in planes, y's in work
+// items, 0 = Kokkos' default: 2 planes by all of a plane's work items on hosts). Within a tile a
+// thread sweeps the tile's rows of one plane, then of the next, so a tile of a few rows by many
+// planes marches a block of rows through the planes and reads each plane's rows as neighbours from
+// the L2 (2.5D blocking; on the 2-core development machine no faster than Kokkos' default tile,
+// docs/PERFORMANCE.md).
+inline LinePolicy line_policy(const Box& box, Layout layout, const int rows,
                               const std::array<std::int64_t, 3>& axis_tile) {
   const int slow = layout == Layout::right ? 0 : 2;
-  return LinePolicy({static_cast<int>(box.lo[slow]), static_cast<int>(box.lo[1])},
-                    {static_cast<int>(box.hi[slow]), static_cast<int>(box.hi[1])},
+  const Index blocks = (box.extent(1) + rows - 1) / rows;
+  return LinePolicy({static_cast<int>(box.lo[slow]), 0},
+                    {static_cast<int>(box.hi[slow]), static_cast<int>(blocks)},
                     {static_cast<int>(axis_tile[slow]), static_cast<int>(axis_tile[1])});
 }
 
@@ -628,9 +649,13 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
     const Box box = grid.to_local(laplacian_update_box(grid));
     if (box.empty()) return;
     const int contiguous = config.layout == Layout::right ? 2 : 0;
-    Kokkos::parallel_for("kstencil::laplacian::line", line_policy(box, config.layout, config.tile),
-                         LineStencil<T, KokkosLayout>{u, f, a, static_cast<int>(box.lo[contiguous]),
-                                                      static_cast<int>(box.hi[contiguous])});
+    dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
+      Kokkos::parallel_for(
+          "kstencil::laplacian::line", line_policy(box, config.layout, config.m, config.tile),
+          LineStencil<T, KokkosLayout, decltype(streaming)::value>{
+              u, f, a, static_cast<int>(box.lo[contiguous]), static_cast<int>(box.hi[contiguous]),
+              static_cast<int>(box.lo[1]), static_cast<int>(box.hi[1]), config.m});
+    });
     return;
   }
   const auto plans = plan_launches(config, grid);

@@ -22,11 +22,11 @@ const Schema& laplacian_schema() {
            "kernel variant; auto = the backend's default configuration (ignores tile, "
            "launch_bounds, m, m_slow, blocks_per_item, parts, parts_in_one_launch, "
            "streaming_stores, zero_row_ends); "
-           "line = one work item per line of the contiguous axis; tile = planes of the "
-           "slowest axis by rows along y per tile, swept row block by row block through the "
-           "planes (0 = Kokkos' default; ignores the contiguous axis' tile entry, iterate, "
-           "launch_bounds, m, m_slow, blocks_per_item, parts, parts_in_one_launch, "
-           "zero_row_ends); march = one work "
+           "line = one work item per m rows along y of one plane, each row a whole line of the "
+           "contiguous axis; tile = planes of the slowest axis by work items along y per tile, "
+           "swept row block by row block through the planes (0 = Kokkos' default; ignores the "
+           "contiguous axis' tile entry, iterate, launch_bounds, m_slow, blocks_per_item, "
+           "parts, parts_in_one_launch, zero_row_ends); march = one work "
            "item per block of m points along y, marching along the slowest axis through a slab "
            "(ignores iterate, m_slow, blocks_per_item, parts_in_one_launch, zero_row_ends and the "
            "slowest axis' tile "
@@ -39,7 +39,7 @@ const Schema& laplacian_schema() {
                {"auto", "mdrange", "register-blocked", "subdomain", "line", "march", "scratch"})},
       kernel_trait_keys(),
       {Key("kernel", "m", T::integer, "8",
-           "points per work item along y (register-blocked, subdomain, march)")
+           "points per work item along y (register-blocked, subdomain, march; rows for line)")
            .int_choices({1, 2, 4, 8, 16}),
        Key("kernel", "m_slow", T::integer, "1",
            "points per work item along the slowest axis (x in layout right, z in layout left) "
@@ -63,10 +63,11 @@ const Schema& laplacian_schema() {
            "dimension last, still runs the parts one after another, without a launch's start "
            "and tail per part; false = one launch per part, as seed 000's kernel 7"),
        Key("kernel", "streaming_stores", T::boolean, "true",
-           "register-blocked, subdomain, march, scratch: GPU stores of the result marked "
-           "evict-first "
-           "(CUDA st.global.cs, HIP non-temporal) so they leave the L2 to the input; plain "
-           "stores on the host"),
+           "register-blocked, subdomain, march, scratch, line: GPU stores of the result marked "
+           "evict-first (CUDA st.global.cs, HIP non-temporal) so they leave the L2 to the "
+           "input; line on x86 hosts with AVX: the whole cache lines of each row written with "
+           "non-temporal stores (no read for ownership) and the input plane read first "
+           "prefetched 4 KiB ahead; plain stores on other hosts"),
        Key("kernel", "zero_row_ends", T::boolean, "true",
            "register-blocked, subdomain: also store 0 at the boundary or halo point before and "
            "after each updated row along the contiguous axis, so that GPU stores write the row's "

@@ -1,5 +1,6 @@
 #include "laplacian/laplacian_run.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -38,8 +39,12 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   config.element_bytes = element_bytes;
   // Host (2-core development machine, Kokkos 3.4, 256^3 double): MDRange reaches 0.31 of the
   // copy bandwidth whatever the tile, register blocking 0.09-0.14; lines along the contiguous axis
-  // let the compiler vectorise (docs/PERFORMANCE.md).
+  // let the compiler vectorise (docs/PERFORMANCE.md). With AVX the lines' results go out through
+  // non-temporal stores with a read-ahead of the plane above, fenced once per work item of 16 rows:
+  // at 384^3 and 512^3 the stencil then moves 1.17 and 1.23 times the bytes per second it moves
+  // with plain stores (medians of 6 alternating runs each); a fence per row cost 8%.
   config.variant = LaplacianVariant::line;
+  config.m = 16;
   if (limits.gpu) {
     // H100, Kokkos 3.4, 512^3 double, FOM / memcpy (docs/PERFORMANCE.md, scripts/bench.py sets
     // blocking and shapes): a work item updates 4 points along y by 2 along the slowest axis
@@ -208,13 +213,15 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
   const bool line = s.kernel.variant == LaplacianVariant::line;
   const bool march = s.kernel.variant == LaplacianVariant::march;
   const bool z_lines = s.layout == Layout::right;
-  // Per axis (x y z); a line work item covers its whole line along the contiguous axis, a march
-  // work item a slab along the slowest axis.
+  // Per axis (x y z); a line work item covers m rows of whole lines along the contiguous axis, a
+  // march work item a slab along the slowest axis.
   std::array<std::int64_t, 3> axis_tile = to_axis_order(s.kernel.mapping, policy_tile);
   if (line) {
-    const std::int64_t length = laplacian_update_box(s.grid).extent(z_lines ? 2 : 0);
-    axis_tile = z_lines ? std::array<std::int64_t, 3>{policy_tile[0], policy_tile[1], length}
-                        : std::array<std::int64_t, 3>{length, policy_tile[1], policy_tile[0]};
+    const Box box = laplacian_update_box(s.grid);
+    const std::int64_t length = box.extent(z_lines ? 2 : 0);
+    const std::int64_t rows = std::min<std::int64_t>(policy_tile[1] * s.kernel.m, box.extent(1));
+    axis_tile = z_lines ? std::array<std::int64_t, 3>{policy_tile[0], rows, length}
+                        : std::array<std::int64_t, 3>{length, rows, policy_tile[0]};
   }
   if (march) {
     const std::int64_t slab = laplacian_detail::plan_march(s.kernel, s.grid).slab;
@@ -337,6 +344,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
           << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
     const bool blocked = s.kernel.variant != LaplacianVariant::mdrange && !line && !scratch;
     if (blocked) out << ", m " << s.kernel.m;
+    if (line) out << ", " << s.kernel.m << (s.kernel.m == 1 ? " row" : " rows") << " per work item";
     if (blocked && !march && s.kernel.m_slow > 1) out << " x m_slow " << s.kernel.m_slow;
     if (blocked && !march && s.kernel.blocks_per_item > 1)
       out << ", " << s.kernel.blocks_per_item << " blocks per work item";
@@ -345,8 +353,10 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
       out << ", parts " << s.kernel.parts << " in " << launches << " launch"
           << (launches == 1 ? "" : "es");
     if (march) out << ", slabs " << s.kernel.parts;
-    if (s.kernel.variant != LaplacianVariant::mdrange && !line)
-      out << (s.kernel.streaming_stores && limits.gpu ? ", streaming stores" : ", plain stores");
+    // Line kernels stream on GPUs (evict-first) and on AVX hosts (non-temporal, whole lines).
+    const bool streams = limits.gpu || (line && host_streaming_stores_compiled());
+    if (s.kernel.variant != LaplacianVariant::mdrange)
+      out << (s.kernel.streaming_stores && streams ? ", streaming stores" : ", plain stores");
     if (zeroed_row_end_axis(s.kernel) >= 0) out << ", zero row ends";
     out << "\n"
         << "  time          median " << fmt("%.4g", timing.median_s * 1e3) << " ms (min "
