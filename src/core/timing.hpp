@@ -16,7 +16,8 @@ TimingStats summarize(std::vector<double> samples_s);
 
 struct CopyBandwidth {
   double gbs = 0;            // the ceiling: the faster of the two copies below
-  double kernel_gbs = 0;     // Kokkos parallel_for copy, (read + write bytes) / median time
+  double kernel_gbs = 0;     // Kokkos parallel_for copy, (read + write bytes) / median time;
+                             // non-temporal stores on hosts that have them (store_line)
   double deep_copy_gbs = 0;  // Kokkos::deep_copy (cudaMemcpy device-to-device on CUDA)
   std::int64_t elements = 0;
   int element_bytes = 0;
@@ -29,11 +30,12 @@ struct SameRunTiming {
 };
 
 // Copy bandwidth for `elements` values of `element_bytes` (4 or 8) on the default execution space,
-// as a Kokkos RangePolicy kernel and as Kokkos::deep_copy (the vendor memcpy on GPUs); the ceiling
-// is the faster. Both copies are verified before they are timed; throws if one is wrong.
-// `launches` are timed in the same rounds: every round runs each launch once, then the copy kernel,
-// then deep_copy, each fenced and timed on its own, after `warmup` untimed rounds. Alternating them
-// puts a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel and
+// as a Kokkos RangePolicy kernel (with non-temporal stores on x86 hosts with AVX, as the
+// Laplacian's line kernels store) and as Kokkos::deep_copy (the vendor memcpy on GPUs); the ceiling
+// is the faster. Both copies are verified before they are timed; throws if one is wrong. `launches`
+// are timed in the same rounds: every round runs each launch once, then the copy kernel, then
+// deep_copy, each fenced and timed on its own, after `warmup` untimed rounds. Alternating them puts
+// a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel and
 // ceiling alike, so the ratio of their medians stops depending on when each was timed.
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
                                      int rounds,
