@@ -1,6 +1,7 @@
 // Stand-alone host probe behind the "Host" notes in docs/PERFORMANCE.md: what one machine moves
 // for copies (memcpy per thread, a plain loop, non-temporal stores) and for the 7-point stencil in
-// plain C++ with each host technique tried (plain stores, non-temporal stores, y blocks that keep
+// plain C++ with each host technique tried (plain stores, non-temporal stores from a row buffer or
+// line by line as kstencil's line kernel with and without a 4 KiB read-ahead, y blocks that keep
 // three planes of a slab in a 512 KiB L2, software prefetch of the plane above), N^3 doubles.
 //   g++ -O3 -fopenmp -ffp-contract=off -mavx2 scripts/host_probe.cpp -o host_probe
 //   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_probe [N [rounds]]
@@ -133,6 +134,36 @@ int main(int argc, char** argv) {
                         }
                       },
                       true});
+  // As kstencil's line kernel with streaming stores (src/core/stores.hpp): each whole cache line
+  // of a row computed into a one-line buffer and streamed out, the partial lines at the row's ends
+  // stored plainly, one fence per plane; optionally u's plane above prefetched 4 KiB ahead.
+  for (bool read_ahead : {false, true})
+    variants.push_back(
+        {read_ahead ? "stencil, nt lines+ahead" : "stencil, nt lines",
+         [=] {
+#pragma omp parallel for
+           for (long i = 1; i < n - 1; i++) {
+             for (long j = 1; j < n - 1; j++) {
+               const double* __restrict c = u + i * sx + j * sy;
+               double* __restrict out = f + i * sx + j * sy;
+               const long offset = reinterpret_cast<std::uintptr_t>(out + 1) % 64 / 8;
+               long k = 1;
+               for (; offset != 0 && k < 1 + 8 - offset; k++) out[k] = point(c, k);
+               for (; k + 8 <= n - 1; k += 8) {
+                 if (read_ahead)
+                   _mm_prefetch(reinterpret_cast<const char*>(
+                                    reinterpret_cast<std::uintptr_t>(c + sx + k) + 4096),
+                                _MM_HINT_T0);
+                 alignas(64) double line[8];
+                 for (int p = 0; p < 8; p++) line[p] = point(c, k + p);
+                 for (int p = 0; p < 8; p += vector_doubles) stream(out + k + p, line + p);
+               }
+               for (; k < n - 1; k++) out[k] = point(c, k);
+             }
+             _mm_sfence();
+           }
+         },
+         true});
   for (long block : {16L, 40L})
     variants.push_back({"stencil, y blocks " + std::to_string(block),
                         [=] {
