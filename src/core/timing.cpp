@@ -40,10 +40,9 @@ struct Copy {
 };
 // The copy as hosts with non-temporal stores run it: chunk elements per work item written through
 // copy_line, with the stores the Laplacian's line kernels write their results with, and fenced at
-// the end.
-// With plain stores the copy reads every line it writes first, which a kernel that streams does
-// not: such a kernel passed a plain copy's bandwidth (1.03-1.07 of it at 384^3 on the 2-core
-// development machine), which is then no ceiling.
+// the end. With plain stores the copy reads every line it writes first, which a kernel that
+// streams does not: such a kernel passed a plain copy's bandwidth (1.03-1.07 of it at 384^3 on the
+// 2-core development machine), which is then no ceiling.
 template <class T>
 struct StreamingCopy {
   static constexpr std::int64_t chunk = 16384;  // 128 KiB of doubles per work item

@@ -17,7 +17,7 @@ TimingStats summarize(std::vector<double> samples_s);
 struct CopyBandwidth {
   double gbs = 0;            // the ceiling: the faster of the two copies below
   double kernel_gbs = 0;     // Kokkos parallel_for copy, (read + write bytes) / median time;
-                             // non-temporal stores on hosts that have them (store_line)
+                             // non-temporal stores on hosts that have them (copy_line)
   double deep_copy_gbs = 0;  // Kokkos::deep_copy (cudaMemcpy device-to-device on CUDA)
   std::int64_t elements = 0;
   int element_bytes = 0;

@@ -245,8 +245,9 @@ struct ColumnStencil {
 // work item, through raw restrict pointers so that host compilers vectorise the inner loop (Kokkos'
 // host MDRange does not). The policy runs over (slowest axis, row blocks); LayoutRight lines run
 // along z, LayoutLeft lines along x. With Streaming, AVX hosts write each line's whole cache lines
-// with non-temporal stores and fence once per work item: a fence per row cost 8% at 384^3 on the
-// development machine, one per 16 rows nothing measurable (docs/PERFORMANCE.md).
+// with non-temporal stores and fence once per work item: in the development machine's probe a
+// fence per row cost 8% at 384^3 and one per plane nothing measurable (docs/PERFORMANCE.md), so
+// the host default's work items hold 16 rows.
 template <class T, class KokkosLayout, bool Streaming>
 struct LineStencil {
   StencilInput<T, KokkosLayout> u;
