@@ -1,0 +1,496 @@
+// Stand-alone probe behind the host note "Where the time goes" in docs/PERFORMANCE.md: the
+// streaming line stencil (as kstencil's line kernel) taken apart into its reads alone (from three
+// planes, or from one), its non-temporal writes alone (inputs from a cached row), and variants
+// with register blocks along the slowest axis or y and x-neighbours by shuffles, N^3 doubles.
+//   g++ -O3 -fopenmp -ffp-contract=off -march=native scripts/host_decompose.cpp -o host_decompose
+//   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_decompose [N [rounds]]
+// KEEP="|name|name|" keeps the named variants (and the copies and the plain stencil); PAD=p pads
+// each plane by p doubles; FOFF=p shifts f by p doubles. Each round runs every variant once;
+// ratios are medians of per-round ratios; figures count 2 x 8 B per point. Stencil variants'
+// interiors are compared bitwise with the plain stencil ("DIFFER n" otherwise). x86-64 with AVX2.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+struct Variant {
+  std::string name;
+  std::function<void()> run;
+  bool stencil;
+};
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct K {
+  long n, sx, sy;
+  const double* u;
+  double* f;
+  __m256d vc, vx, vy, vz;
+  double ac, ax, ay, az;
+  double point(const double* c, long k) const {
+    return ac * c[k] + ax * (c[k - sx] + c[k + sx]) + ay * (c[k - sy] + c[k + sy]) +
+           az * (c[k - 1] + c[k + 1]);
+  }
+  long first_aligned(const double* out) const {
+    long k = 1;
+    while (reinterpret_cast<std::uintptr_t>(out + k) % 64) k++;
+    return std::min(k, n - 1);
+  }
+  static void ahead(const double* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + 4096),
+                 _MM_HINT_T0);
+  }
+  template <int P, bool Buffered>
+  void planes(long ib) const {
+    alignas(64) double buf[P][8];
+    const long i0 = 1 + ib * P;
+    const long pl = std::min<long>(P, n - 1 - i0);
+    for (long j = 1; j < n - 1; j++) {
+      const double* c = u + i0 * sx + j * sy;
+      double* out = f + i0 * sx + j * sy;
+      const long k0 = first_aligned(out);
+      long k = 1;
+      for (; k < k0; k++)
+        for (long p = 0; p < pl; p++) out[k + p * sx] = point(c + p * sx, k);
+      if (pl == P) {
+        for (; k + 8 <= n - 1; k += 8) {
+          ahead(c + P * sx + k);
+#pragma GCC unroll 2
+          for (int h = 0; h < 8; h += 4) {
+            __m256d pv[P + 2];
+#pragma GCC unroll 8
+            for (int p = 0; p < P + 2; p++) pv[p] = _mm256_loadu_pd(c + (p - 1) * sx + k + h);
+#pragma GCC unroll 8
+            for (int p = 0; p < P; p++) {
+              const double* cc = c + p * sx + k + h;
+              __m256d r = _mm256_mul_pd(vc, pv[p + 1]);
+              r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(pv[p], pv[p + 2])));
+              r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
+                                                                   _mm256_loadu_pd(cc + sy))));
+              r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(_mm256_loadu_pd(cc - 1),
+                                                                   _mm256_loadu_pd(cc + 1))));
+              if (Buffered)
+                _mm256_store_pd(buf[p] + h, r);
+              else
+                _mm256_stream_pd(out + p * sx + k + h, r);
+            }
+          }
+          if (Buffered)
+            for (int p = 0; p < P; p++) {
+              _mm256_stream_pd(out + p * sx + k, _mm256_load_pd(buf[p]));
+              _mm256_stream_pd(out + p * sx + k + 4, _mm256_load_pd(buf[p] + 4));
+            }
+        }
+      }
+      for (; k < n - 1; k++)
+        for (long p = 0; p < pl; p++) out[k + p * sx] = point(c + p * sx, k);
+    }
+    _mm_sfence();
+  }
+
+  // x-neighbours (along k) by shuffles of the centre vectors: loads per 4 points 1 (centre) + 4
+  void shuffled(long i) const {
+    for (long j = 1; j < n - 1; j++) {
+      const double* c = u + i * sx + j * sy;
+      double* out = f + i * sx + j * sy;
+      const long k0 = first_aligned(out);
+      long k = 1;
+      for (; k < k0; k++) out[k] = point(c, k);
+      if (k + 8 <= n - 1) {
+        __m256d prev = _mm256_loadu_pd(c + k - 4), lo = _mm256_loadu_pd(c + k),
+                hi = _mm256_loadu_pd(c + k + 4);
+        alignas(64) double buf[8];
+        for (; k + 8 <= n - 1; k += 8) {
+          ahead(c + sx + k);
+          const __m256d next = _mm256_loadu_pd(c + k + 8);
+          const __m256d mid = _mm256_permute2f128_pd(lo, hi, 0x21);  // k+2 .. k+5
+          const __m256d xm_lo = _mm256_shuffle_pd(_mm256_permute2f128_pd(prev, lo, 0x21), lo, 5);
+          const __m256d xp_lo = _mm256_shuffle_pd(lo, mid, 5);
+          const __m256d xm_hi = _mm256_shuffle_pd(mid, hi, 5);
+          const __m256d xp_hi = _mm256_shuffle_pd(hi, _mm256_permute2f128_pd(hi, next, 0x21), 5);
+          const double* cc = c + k;
+          __m256d r = _mm256_mul_pd(vc, lo);
+          r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
+                                                               _mm256_loadu_pd(cc + sx))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
+                                                               _mm256_loadu_pd(cc + sy))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_lo, xp_lo)));
+          _mm256_store_pd(buf, r);
+          cc += 4;
+          r = _mm256_mul_pd(vc, hi);
+          r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
+                                                               _mm256_loadu_pd(cc + sx))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
+                                                               _mm256_loadu_pd(cc + sy))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_hi, xp_hi)));
+          _mm256_store_pd(buf + 4, r);
+          _mm256_stream_pd(out + k, _mm256_load_pd(buf));
+          _mm256_stream_pd(out + k + 4, _mm256_load_pd(buf + 4));
+          prev = hi;
+          lo = next;
+          hi = _mm256_loadu_pd(c + k + 12);
+        }
+      }
+      for (; k < n - 1; k++) out[k] = point(c, k);
+    }
+    _mm_sfence();
+  }
+  void shuffled_direct(long i) const {
+    for (long j = 1; j < n - 1; j++) {
+      const double* c = u + i * sx + j * sy;
+      double* out = f + i * sx + j * sy;
+      const long k0 = first_aligned(out);
+      long k = 1;
+      for (; k < k0; k++) out[k] = point(c, k);
+      if (k + 8 <= n - 1) {
+        __m256d prev = _mm256_loadu_pd(c + k - 4), lo = _mm256_loadu_pd(c + k),
+                hi = _mm256_loadu_pd(c + k + 4);
+        for (; k + 8 <= n - 1; k += 8) {
+          ahead(c + sx + k);
+          const __m256d next = _mm256_loadu_pd(c + k + 8);
+          const __m256d mid = _mm256_permute2f128_pd(lo, hi, 0x21);  // k+2 .. k+5
+          const __m256d xm_lo = _mm256_shuffle_pd(_mm256_permute2f128_pd(prev, lo, 0x21), lo, 5);
+          const __m256d xp_lo = _mm256_shuffle_pd(lo, mid, 5);
+          const __m256d xm_hi = _mm256_shuffle_pd(mid, hi, 5);
+          const __m256d xp_hi = _mm256_shuffle_pd(hi, _mm256_permute2f128_pd(hi, next, 0x21), 5);
+          const double* cc = c + k;
+          __m256d r = _mm256_mul_pd(vc, lo);
+          r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
+                                                               _mm256_loadu_pd(cc + sx))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
+                                                               _mm256_loadu_pd(cc + sy))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_lo, xp_lo)));
+          const __m256d r_lo = r;
+          cc += 4;
+          r = _mm256_mul_pd(vc, hi);
+          r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
+                                                               _mm256_loadu_pd(cc + sx))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
+                                                               _mm256_loadu_pd(cc + sy))));
+          r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_hi, xp_hi)));
+          _mm256_stream_pd(out + k, r_lo);
+          _mm256_stream_pd(out + k + 4, r);
+          prev = hi;
+          lo = next;
+          hi = _mm256_loadu_pd(c + k + 12);
+        }
+      }
+      for (; k < n - 1; k++) out[k] = point(c, k);
+    }
+    _mm_sfence();
+  }
+
+  // decomposition: Mode 0 reads only (sum), 1 compute from a cached row + NT stores everywhere
+  template <int Mode>
+  double decomposed(long i) const {
+    __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+    for (long j = 1; j < n - 1; j++) {
+      const double* c = Mode != 1 ? u + i * sx + j * sy : u + 1 * sx + 1 * sy;
+      const long px = Mode == 2 ? 0 : sx;
+      double* out = f + i * sx + j * sy;
+      const long k0 = first_aligned(out);
+      for (long k = k0; k + 8 <= n - 1; k += 8) {
+        if (Mode != 1) ahead(c + px + k);
+        const double* cc = c + k;
+        __m256d r = _mm256_mul_pd(vc, _mm256_loadu_pd(cc));
+        r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - px),
+                                                             _mm256_loadu_pd(cc + px))));
+        r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
+                                                             _mm256_loadu_pd(cc + sy))));
+        r = _mm256_add_pd(
+            r, _mm256_mul_pd(vz, _mm256_add_pd(_mm256_loadu_pd(cc - 1), _mm256_loadu_pd(cc + 1))));
+        cc += 4;
+        __m256d q = _mm256_mul_pd(vc, _mm256_loadu_pd(cc));
+        q = _mm256_add_pd(q, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - px),
+                                                             _mm256_loadu_pd(cc + px))));
+        q = _mm256_add_pd(q, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
+                                                             _mm256_loadu_pd(cc + sy))));
+        q = _mm256_add_pd(
+            q, _mm256_mul_pd(vz, _mm256_add_pd(_mm256_loadu_pd(cc - 1), _mm256_loadu_pd(cc + 1))));
+        if (Mode != 1) {
+          acc0 = _mm256_add_pd(acc0, r);
+          acc1 = _mm256_add_pd(acc1, q);
+        } else {
+          _mm256_stream_pd(out + k, r);
+          _mm256_stream_pd(out + k + 4, q);
+        }
+      }
+    }
+    _mm_sfence();
+    alignas(32) double t[4];
+    _mm256_store_pd(t, _mm256_add_pd(acc0, acc1));
+    return t[0] + t[1] + t[2] + t[3];
+  }
+  template <int R, bool Buffered>
+  void rows(long i) const {
+    alignas(64) double buf[R][8];
+    for (long j0 = 1; j0 < n - 1; j0 += R) {
+      const long rl = std::min<long>(R, n - 1 - j0);
+      const double* c = u + i * sx + j0 * sy;
+      double* out = f + i * sx + j0 * sy;
+      const long k0 = first_aligned(out);
+      long k = 1;
+      for (; k < k0; k++)
+        for (long r = 0; r < rl; r++) out[k + r * sy] = point(c + r * sy, k);
+      if (rl == R) {
+        for (; k + 8 <= n - 1; k += 8) {
+          ahead(c + sx + k);
+#pragma GCC unroll 2
+          for (int h = 0; h < 8; h += 4) {
+            __m256d rw[R + 2];
+#pragma GCC unroll 8
+            for (int r = 0; r < R + 2; r++) rw[r] = _mm256_loadu_pd(c + (r - 1) * sy + k + h);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; r++) {
+              const double* cc = c + r * sy + k + h;
+              __m256d q = _mm256_mul_pd(vc, rw[r + 1]);
+              q = _mm256_add_pd(q, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
+                                                                   _mm256_loadu_pd(cc + sx))));
+              q = _mm256_add_pd(q, _mm256_mul_pd(vy, _mm256_add_pd(rw[r], rw[r + 2])));
+              q = _mm256_add_pd(q, _mm256_mul_pd(vz, _mm256_add_pd(_mm256_loadu_pd(cc - 1),
+                                                                   _mm256_loadu_pd(cc + 1))));
+              if (Buffered)
+                _mm256_store_pd(buf[r] + h, q);
+              else
+                _mm256_stream_pd(out + r * sy + k + h, q);
+            }
+          }
+          if (Buffered)
+            for (int r = 0; r < R; r++) {
+              _mm256_stream_pd(out + r * sy + k, _mm256_load_pd(buf[r]));
+              _mm256_stream_pd(out + r * sy + k + 4, _mm256_load_pd(buf[r] + 4));
+            }
+        }
+      }
+      for (; k < n - 1; k++)
+        for (long r = 0; r < rl; r++) out[k + r * sy] = point(c + r * sy, k);
+    }
+    _mm_sfence();
+  }
+};
+int main(int argc, char** argv) {
+  const long n = argc > 1 ? std::atol(argv[1]) : 384;
+  const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
+  const long pad = std::getenv("PAD") ? std::atol(std::getenv("PAD")) : 0;
+  const long sy = n, sx = n * n + pad, size = n * sx;
+  auto* u = static_cast<double*>(
+      std::aligned_alloc(2 << 20, (size * 8 + (2 << 20)) / (2 << 20) * (2 << 20)));
+  const long foff = std::getenv("FOFF") ? std::atol(std::getenv("FOFF")) : 0;
+  auto* f = static_cast<double*>(
+                std::aligned_alloc(2 << 20, (size * 8 + (4 << 20)) / (2 << 20) * (2 << 20))) +
+            foff;
+#pragma omp parallel for
+  for (long i = 0; i < size; i++) {
+    u[i] = i % 7 * 0.1 + (i % 13) * 0.01;
+    f[i] = 0;
+  }
+  const double ax = 1.1, ay = 1.2, az = 1.3, ac = -7.2;
+  auto point = [=](const double* c, long k) {
+    return ac * c[k] + ax * (c[k - sx] + c[k + sx]) + ay * (c[k - sy] + c[k + sy]) +
+           az * (c[k - 1] + c[k + 1]);
+  };
+  const __m256d vc = _mm256_set1_pd(ac), vx = _mm256_set1_pd(ax), vy = _mm256_set1_pd(ay),
+                vz = _mm256_set1_pd(az);
+  auto ahead = [](const double* p) {
+    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + 4096),
+                 _MM_HINT_T0);
+  };
+  auto first_aligned = [&](const double* out) {  // first k >= 1 with out+k 64-B aligned
+    long k = 1;
+    while (reinterpret_cast<std::uintptr_t>(out + k) % 64) k++;
+    return k;
+  };
+  std::vector<Variant> variants;
+  variants.push_back({"copy loop",
+                      [=] {
+#pragma omp parallel for
+                        for (long i = 0; i < size; i++) f[i] = u[i];
+                      },
+                      false});
+  variants.push_back({"memcpy per thread",
+                      [=] {
+#pragma omp parallel
+                        {
+                          const long chunk = size / omp_get_num_threads();
+                          const long first = omp_get_thread_num() * chunk;
+                          std::memcpy(f + first, u + first, chunk * 8);
+                        }
+                      },
+                      false});
+  variants.push_back({"copy, nt stores",
+                      [=] {
+#pragma omp parallel for
+                        for (long i = 0; i < size; i += 4)
+                          _mm256_stream_pd(f + i, _mm256_load_pd(u + i));
+                        _mm_sfence();
+                      },
+                      false});
+  variants.push_back({"stencil",
+                      [=] {
+#pragma omp parallel for collapse(2)
+                        for (long i = 1; i < n - 1; i++)
+                          for (long j = 1; j < n - 1; j++) {
+                            const double* __restrict c = u + i * sx + j * sy;
+                            double* __restrict out = f + i * sx + j * sy;
+                            for (long k = 1; k < n - 1; k++) out[k] = point(c, k);
+                          }
+                      },
+                      true});
+  // generic: as the kernel, line buffer
+  variants.push_back({"nt lines+ahead",
+                      [=] {
+#pragma omp parallel for
+                        for (long i = 1; i < n - 1; i++) {
+                          for (long j = 1; j < n - 1; j++) {
+                            const double* __restrict c = u + i * sx + j * sy;
+                            double* __restrict out = f + i * sx + j * sy;
+                            const long k0 = std::min(first_aligned(out), n - 1);
+                            long k = 1;
+                            for (; k < k0; k++) out[k] = point(c, k);
+                            for (; k + 8 <= n - 1; k += 8) {
+                              ahead(c + sx + k);
+                              alignas(64) double line[8];
+                              for (int p = 0; p < 8; p++) line[p] = point(c, k + p);
+                              _mm256_stream_pd(out + k, _mm256_load_pd(line));
+                              _mm256_stream_pd(out + k + 4, _mm256_load_pd(line + 4));
+                            }
+                            for (; k < n - 1; k++) out[k] = point(c, k);
+                          }
+                          _mm_sfence();
+                        }
+                      },
+                      true});
+  const K kk{n, sx, sy, u, f, vc, vx, vy, vz, ac, ax, ay, az};
+  variants.push_back({"shuffled direct",
+                      [=] {
+#pragma omp parallel for
+                        for (long i = 1; i < n - 1; i++) kk.shuffled_direct(i);
+                      },
+                      true});
+  variants.push_back({"reads only",
+                      [=] {
+                        double total = 0;
+#pragma omp parallel for reduction(+ : total)
+                        for (long i = 1; i < n - 1; i++) total += kk.decomposed<0>(i);
+                        if (total == 12345.678) std::printf("!");
+                      },
+                      false});
+  variants.push_back({"reads only, 1 plane",
+                      [=] {
+                        double total = 0;
+#pragma omp parallel for reduction(+ : total)
+                        for (long i = 1; i < n - 1; i++) total += kk.decomposed<2>(i);
+                        if (total == 12345.678) std::printf("!");
+                      },
+                      false});
+  variants.push_back({"nt writes, cached u",
+                      [=] {
+#pragma omp parallel for
+                        for (long i = 1; i < n - 1; i++) kk.decomposed<1>(i);
+                      },
+                      false});
+  variants.push_back({"reads only copy",
+                      [=] {
+                        double total = 0;
+#pragma omp parallel for reduction(+ : total)
+                        for (long i = 0; i < size; i += 8) total += u[i];
+                        if (total == 12345.678) std::printf("!");
+                      },
+                      false});
+  variants.push_back({"shuffled",
+                      [=] {
+#pragma omp parallel for
+                        for (long i = 1; i < n - 1; i++) kk.shuffled(i);
+                      },
+                      true});
+  for (bool B : {false, true}) {
+    const std::string sfx = B ? " buf" : "";
+    variants.push_back({"intr planes 1" + sfx,
+                        [=] {
+#pragma omp parallel for
+                          for (long ib = 0; ib < n - 2; ib++)
+                            B ? kk.planes<1, true>(ib) : kk.planes<1, false>(ib);
+                        },
+                        true});
+    variants.push_back({"intr planes 2" + sfx,
+                        [=] {
+#pragma omp parallel for
+                          for (long ib = 0; ib < (n - 1) / 2; ib++)
+                            B ? kk.planes<2, true>(ib) : kk.planes<2, false>(ib);
+                        },
+                        true});
+    variants.push_back({"intr planes 4" + sfx,
+                        [=] {
+#pragma omp parallel for
+                          for (long ib = 0; ib < (n + 1) / 4; ib++)
+                            B ? kk.planes<4, true>(ib) : kk.planes<4, false>(ib);
+                        },
+                        true});
+    variants.push_back({"intr rows 2" + sfx,
+                        [=] {
+#pragma omp parallel for
+                          for (long i = 1; i < n - 1; i++)
+                            B ? kk.rows<2, true>(i) : kk.rows<2, false>(i);
+                        },
+                        true});
+    variants.push_back({"intr rows 4" + sfx,
+                        [=] {
+#pragma omp parallel for
+                          for (long i = 1; i < n - 1; i++)
+                            B ? kk.rows<4, true>(i) : kk.rows<4, false>(i);
+                        },
+                        true});
+  }
+  const char* keep = std::getenv("KEEP");
+  if (keep) {
+    std::vector<Variant> kept;
+    for (auto& v : variants)
+      if (v.name == "copy loop" || v.name == "stencil" || v.name == "memcpy per thread" ||
+          std::string(keep).find("|" + v.name + "|") != std::string::npos)
+        kept.push_back(v);
+    variants = kept;
+  }
+  for (auto& v : variants) v.run();
+  std::vector<std::vector<double>> gbs(variants.size());
+  const double bytes = 2.0 * size * 8;
+  for (int round = 0; round < rounds; ++round)
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      const double start = omp_get_wtime();
+      variants[v].run();
+      gbs[v].push_back(bytes / (omp_get_wtime() - start) * 1e-9);
+    }
+  std::size_t ref_index = 0;
+  for (std::size_t v = 0; v < variants.size(); ++v)
+    if (variants[v].name == "stencil") ref_index = v;
+  variants[ref_index].run();
+  std::vector<double> reference(f, f + size);
+  std::printf("N %ld, %d threads, %d rounds\n%-22s %8s %10s %10s\n", n, omp_get_max_threads(),
+              rounds, "variant", "GB/s", "/loop", "/memcpy");
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    std::vector<double> a, b;
+    for (int r = 0; r < rounds; ++r) {
+      a.push_back(gbs[v][r] / gbs[0][r]);
+      b.push_back(gbs[v][r] / gbs[1][r]);
+    }
+    std::string mark;
+    if (variants[v].stencil) {
+      variants[v].run();
+      long differ = 0;
+      for (long i = 1; i < n - 1; i++)
+        for (long j = 1; j < n - 1; j++)
+          for (long k = 1; k < n - 1; k++)
+            differ += f[i * sx + j * sy + k] != reference[i * sx + j * sy + k];
+      if (differ) mark = " DIFFER " + std::to_string(differ);
+    }
+    std::printf("%-22s %8.1f %10.3f %10.3f%s\n", variants[v].name.c_str(), median(gbs[v]),
+                median(a), median(b), mark.c_str());
+  }
+}
