@@ -96,7 +96,9 @@ struct K {
     _mm_sfence();
   }
 
-  // x-neighbours (along k) by shuffles of the centre vectors: loads per 4 points 1 (centre) + 4
+  // x-neighbours (along k) by shuffles of the centre vectors: loads per 4 points 1 (centre) + 4.
+  // Direct: each line's two vectors streamed straight from the registers, else through a buffer.
+  template <bool Direct>
   void shuffled(long i) const {
     for (long j = 1; j < n - 1; j++) {
       const double* c = u + i * sx + j * sy;
@@ -123,51 +125,6 @@ struct K {
           r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
                                                                _mm256_loadu_pd(cc + sy))));
           r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_lo, xp_lo)));
-          _mm256_store_pd(buf, r);
-          cc += 4;
-          r = _mm256_mul_pd(vc, hi);
-          r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
-                                                               _mm256_loadu_pd(cc + sx))));
-          r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
-                                                               _mm256_loadu_pd(cc + sy))));
-          r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_hi, xp_hi)));
-          _mm256_store_pd(buf + 4, r);
-          _mm256_stream_pd(out + k, _mm256_load_pd(buf));
-          _mm256_stream_pd(out + k + 4, _mm256_load_pd(buf + 4));
-          prev = hi;
-          lo = next;
-          hi = _mm256_loadu_pd(c + k + 12);
-        }
-      }
-      for (; k < n - 1; k++) out[k] = point(c, k);
-    }
-    _mm_sfence();
-  }
-  void shuffled_direct(long i) const {
-    for (long j = 1; j < n - 1; j++) {
-      const double* c = u + i * sx + j * sy;
-      double* out = f + i * sx + j * sy;
-      const long k0 = first_aligned(out);
-      long k = 1;
-      for (; k < k0; k++) out[k] = point(c, k);
-      if (k + 8 <= n - 1) {
-        __m256d prev = _mm256_loadu_pd(c + k - 4), lo = _mm256_loadu_pd(c + k),
-                hi = _mm256_loadu_pd(c + k + 4);
-        for (; k + 8 <= n - 1; k += 8) {
-          ahead(c + sx + k);
-          const __m256d next = _mm256_loadu_pd(c + k + 8);
-          const __m256d mid = _mm256_permute2f128_pd(lo, hi, 0x21);  // k+2 .. k+5
-          const __m256d xm_lo = _mm256_shuffle_pd(_mm256_permute2f128_pd(prev, lo, 0x21), lo, 5);
-          const __m256d xp_lo = _mm256_shuffle_pd(lo, mid, 5);
-          const __m256d xm_hi = _mm256_shuffle_pd(mid, hi, 5);
-          const __m256d xp_hi = _mm256_shuffle_pd(hi, _mm256_permute2f128_pd(hi, next, 0x21), 5);
-          const double* cc = c + k;
-          __m256d r = _mm256_mul_pd(vc, lo);
-          r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
-                                                               _mm256_loadu_pd(cc + sx))));
-          r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
-                                                               _mm256_loadu_pd(cc + sy))));
-          r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_lo, xp_lo)));
           const __m256d r_lo = r;
           cc += 4;
           r = _mm256_mul_pd(vc, hi);
@@ -176,8 +133,15 @@ struct K {
           r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
                                                                _mm256_loadu_pd(cc + sy))));
           r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(xm_hi, xp_hi)));
-          _mm256_stream_pd(out + k, r_lo);
-          _mm256_stream_pd(out + k + 4, r);
+          if (Direct) {
+            _mm256_stream_pd(out + k, r_lo);
+            _mm256_stream_pd(out + k + 4, r);
+          } else {
+            _mm256_store_pd(buf, r_lo);
+            _mm256_store_pd(buf + 4, r);
+            _mm256_stream_pd(out + k, _mm256_load_pd(buf));
+            _mm256_stream_pd(out + k + 4, _mm256_load_pd(buf + 4));
+          }
           prev = hi;
           lo = next;
           hi = _mm256_loadu_pd(c + k + 12);
@@ -372,7 +336,7 @@ int main(int argc, char** argv) {
   variants.push_back({"shuffled direct",
                       [=] {
 #pragma omp parallel for
-                        for (long i = 1; i < n - 1; i++) kk.shuffled_direct(i);
+                        for (long i = 1; i < n - 1; i++) kk.shuffled<true>(i);
                       },
                       true});
   variants.push_back({"reads only",
@@ -408,7 +372,7 @@ int main(int argc, char** argv) {
   variants.push_back({"shuffled",
                       [=] {
 #pragma omp parallel for
-                        for (long i = 1; i < n - 1; i++) kk.shuffled(i);
+                        for (long i = 1; i < n - 1; i++) kk.shuffled<false>(i);
                       },
                       true});
   for (bool B : {false, true}) {
