@@ -7,7 +7,8 @@
 // KEEP="|name|name|" keeps the named variants (and the copies and the plain stencil); PAD=p pads
 // each plane by p doubles; FOFF=p shifts f by p doubles. Each round runs every variant once;
 // ratios are medians of per-round ratios; figures count 2 x 8 B per point. Stencil variants'
-// interiors are compared bitwise with the plain stencil ("DIFFER n" otherwise). x86-64 with AVX2.
+// interiors are compared bitwise with the plain stencil (scripts/probe_common.hpp; exit 1 if any
+// differ). x86-64 with AVX2.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -15,19 +16,12 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
-struct Variant {
-  std::string name;
-  std::function<void()> run;
-  bool stencil;
-};
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+
+#include "probe_common.hpp"
+
+using probe::Variant;
 
 struct K {
   long n, sx, sy;
@@ -256,47 +250,22 @@ int main(int argc, char** argv) {
     u[i] = i % 7 * 0.1 + (i % 13) * 0.01;
     f[i] = 0;
   }
-  const double ax = 1.1, ay = 1.2, az = 1.3, ac = -7.2;
-  auto point = [=](const double* c, long k) {
-    return ac * c[k] + ax * (c[k - sx] + c[k + sx]) + ay * (c[k - sy] + c[k + sy]) +
-           az * (c[k - 1] + c[k + 1]);
-  };
-  const __m256d vc = _mm256_set1_pd(ac), vx = _mm256_set1_pd(ax), vy = _mm256_set1_pd(ay),
-                vz = _mm256_set1_pd(az);
-  auto ahead = [](const double* p) {
-    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + 4096),
-                 _MM_HINT_T0);
-  };
-  auto first_aligned = [&](const double* out) {  // first k >= 1 with out+k 64-B aligned
-    long k = 1;
-    while (reinterpret_cast<std::uintptr_t>(out + k) % 64) k++;
-    return k;
-  };
+  const double ax = 1.1, ay = 1.2, az = 1.3, ac = -7.2;  // distinct, as for unequal spacings
+  const K kk{n,
+             sx,
+             sy,
+             u,
+             f,
+             _mm256_set1_pd(ac),
+             _mm256_set1_pd(ax),
+             _mm256_set1_pd(ay),
+             _mm256_set1_pd(az),
+             ac,
+             ax,
+             ay,
+             az};
   std::vector<Variant> variants;
-  variants.push_back({"copy loop",
-                      [=] {
-#pragma omp parallel for
-                        for (long i = 0; i < size; i++) f[i] = u[i];
-                      },
-                      false});
-  variants.push_back({"memcpy per thread",
-                      [=] {
-#pragma omp parallel
-                        {
-                          const long chunk = size / omp_get_num_threads();
-                          const long first = omp_get_thread_num() * chunk;
-                          std::memcpy(f + first, u + first, chunk * 8);
-                        }
-                      },
-                      false});
-  variants.push_back({"copy, nt stores",
-                      [=] {
-#pragma omp parallel for
-                        for (long i = 0; i < size; i += 4)
-                          _mm256_stream_pd(f + i, _mm256_load_pd(u + i));
-                        _mm_sfence();
-                      },
-                      false});
+  probe::add_copies(variants, u, f, size);
   variants.push_back({"stencil",
                       [=] {
 #pragma omp parallel for collapse(2)
@@ -304,7 +273,7 @@ int main(int argc, char** argv) {
                           for (long j = 1; j < n - 1; j++) {
                             const double* __restrict c = u + i * sx + j * sy;
                             double* __restrict out = f + i * sx + j * sy;
-                            for (long k = 1; k < n - 1; k++) out[k] = point(c, k);
+                            for (long k = 1; k < n - 1; k++) out[k] = kk.point(c, k);
                           }
                       },
                       true});
@@ -316,23 +285,22 @@ int main(int argc, char** argv) {
                           for (long j = 1; j < n - 1; j++) {
                             const double* __restrict c = u + i * sx + j * sy;
                             double* __restrict out = f + i * sx + j * sy;
-                            const long k0 = std::min(first_aligned(out), n - 1);
+                            const long k0 = kk.first_aligned(out);
                             long k = 1;
-                            for (; k < k0; k++) out[k] = point(c, k);
+                            for (; k < k0; k++) out[k] = kk.point(c, k);
                             for (; k + 8 <= n - 1; k += 8) {
-                              ahead(c + sx + k);
+                              K::ahead(c + sx + k);
                               alignas(64) double line[8];
-                              for (int p = 0; p < 8; p++) line[p] = point(c, k + p);
+                              for (int p = 0; p < 8; p++) line[p] = kk.point(c, k + p);
                               _mm256_stream_pd(out + k, _mm256_load_pd(line));
                               _mm256_stream_pd(out + k + 4, _mm256_load_pd(line + 4));
                             }
-                            for (; k < n - 1; k++) out[k] = point(c, k);
+                            for (; k < n - 1; k++) out[k] = kk.point(c, k);
                           }
                           _mm_sfence();
                         }
                       },
                       true});
-  const K kk{n, sx, sy, u, f, vc, vx, vy, vz, ac, ax, ay, az};
   variants.push_back({"shuffled direct",
                       [=] {
 #pragma omp parallel for
@@ -422,39 +390,5 @@ int main(int argc, char** argv) {
         kept.push_back(v);
     variants = kept;
   }
-  for (auto& v : variants) v.run();
-  std::vector<std::vector<double>> gbs(variants.size());
-  const double bytes = 2.0 * size * 8;
-  for (int round = 0; round < rounds; ++round)
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-      const double start = omp_get_wtime();
-      variants[v].run();
-      gbs[v].push_back(bytes / (omp_get_wtime() - start) * 1e-9);
-    }
-  std::size_t ref_index = 0;
-  for (std::size_t v = 0; v < variants.size(); ++v)
-    if (variants[v].name == "stencil") ref_index = v;
-  variants[ref_index].run();
-  std::vector<double> reference(f, f + size);
-  std::printf("N %ld, %d threads, %d rounds\n%-22s %8s %10s %10s\n", n, omp_get_max_threads(),
-              rounds, "variant", "GB/s", "/loop", "/memcpy");
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    std::vector<double> a, b;
-    for (int r = 0; r < rounds; ++r) {
-      a.push_back(gbs[v][r] / gbs[0][r]);
-      b.push_back(gbs[v][r] / gbs[1][r]);
-    }
-    std::string mark;
-    if (variants[v].stencil) {
-      variants[v].run();
-      long differ = 0;
-      for (long i = 1; i < n - 1; i++)
-        for (long j = 1; j < n - 1; j++)
-          for (long k = 1; k < n - 1; k++)
-            differ += f[i * sx + j * sy + k] != reference[i * sx + j * sy + k];
-      if (differ) mark = " DIFFER " + std::to_string(differ);
-    }
-    std::printf("%-22s %8.1f %10.3f %10.3f%s\n", variants[v].name.c_str(), median(gbs[v]),
-                median(a), median(b), mark.c_str());
-  }
+  return probe::time_and_report(variants, rounds, n, sx, sy, f, size) ? 0 : 1;
 }

@@ -14,41 +14,17 @@
 #include <omp.h>
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
-namespace {
+#include "probe_common.hpp"
 
-#ifdef __AVX__
-constexpr long vector_doubles = 4;
-inline void stream(double* to, const double* from) {
-  _mm256_stream_pd(to, _mm256_load_pd(from));
-}
-#else
-constexpr long vector_doubles = 2;
-inline void stream(double* to, const double* from) {
-  _mm_stream_pd(to, _mm_load_pd(from));
-}
-#endif
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
-}
-
-struct Variant {
-  std::string name;
-  std::function<void()> run;
-  bool stencil;
-};
-
-}  // namespace
+using probe::stream;
+using probe::Variant;
+using probe::vector_doubles;
 
 int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 384;
@@ -82,29 +58,7 @@ int main(int argc, char** argv) {
   };
 
   std::vector<Variant> variants;
-  variants.push_back({"copy loop",
-                      [=] {
-#pragma omp parallel for
-                        for (long i = 0; i < size; i++) f[i] = u[i];
-                      },
-                      false});
-  variants.push_back({"memcpy per thread",
-                      [=] {
-#pragma omp parallel
-                        {
-                          const long chunk = size / omp_get_num_threads();
-                          const long first = omp_get_thread_num() * chunk;
-                          std::memcpy(f + first, u + first, chunk * 8);
-                        }
-                      },
-                      false});
-  variants.push_back({"copy, nt stores",
-                      [=] {
-#pragma omp parallel for
-                        for (long i = 0; i < size; i += vector_doubles) stream(f + i, u + i);
-                        _mm_sfence();
-                      },
-                      false});
+  probe::add_copies(variants, u, f, size);
   variants.push_back({"stencil",
                       [=] {
 #pragma omp parallel for collapse(2)
@@ -189,43 +143,7 @@ int main(int argc, char** argv) {
                       },
                       true});
 
-  for (auto& variant : variants) variant.run();  // first touch of every code path
-  std::vector<std::vector<double>> gbs(variants.size());
-  const double bytes = 2.0 * size * 8;
-  for (int round = 0; round < rounds; ++round)
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-      const double start = omp_get_wtime();
-      variants[v].run();
-      gbs[v].push_back(bytes / (omp_get_wtime() - start) * 1e-9);
-    }
-
-  const std::size_t plain_stencil = 3;  // the reference the other stencils are compared with
-  variants[plain_stencil].run();
-  std::vector<double> reference(f, f + size);
-  bool all_equal = true;
-  std::printf("N %ld, %d threads, %d rounds; GB/s median, then the median of per-round ratios\n", n,
-              omp_get_max_threads(), rounds);
-  std::printf("%-26s %8s %12s %12s\n", "variant", "GB/s", "/copy loop", "/memcpy");
-  for (std::size_t v = 0; v < variants.size(); ++v) {
-    std::vector<double> to_loop, to_memcpy;
-    for (int round = 0; round < rounds; ++round) {
-      to_loop.push_back(gbs[v][round] / gbs[0][round]);
-      to_memcpy.push_back(gbs[v][round] / gbs[1][round]);
-    }
-    std::string mark;
-    if (variants[v].stencil) {
-      variants[v].run();
-      long differ = 0;
-      for (long i = 1; i < n - 1; i++)
-        for (long j = 1; j < n - 1; j++)
-          for (long k = 1; k < n - 1; k++)
-            differ += f[i * sx + j * sy + k] != reference[i * sx + j * sy + k];
-      if (differ) mark = "  (" + std::to_string(differ) + " interior values differ)";
-      all_equal = all_equal && differ == 0;
-    }
-    std::printf("%-26s %8.1f %12.3f %12.3f%s\n", variants[v].name.c_str(), median(gbs[v]),
-                median(to_loop), median(to_memcpy), mark.c_str());
-  }
+  const bool all_equal = probe::time_and_report(variants, rounds, n, sx, sy, f, size);
   std::free(u);
   std::free(f);
   return all_equal ? 0 : 1;
