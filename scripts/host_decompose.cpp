@@ -3,7 +3,8 @@
 // planes, or from one), its non-temporal writes alone (inputs from a cached row), and variants
 // with register blocks along the slowest axis or y and x-neighbours by shuffles, N^3 doubles.
 //   g++ -O3 -fopenmp -ffp-contract=off -march=native scripts/host_decompose.cpp -o host_decompose
-//   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_decompose [N [rounds]]
+//   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_decompose [N [rounds]]  (N: a
+//   multiple of 8)
 // KEEP="|name|name|" keeps the named variants (and the copies and the plain stencil); PAD=p pads
 // each plane by p doubles; FOFF=p shifts f by p doubles. Each round runs every variant once;
 // ratios are medians of per-round ratios; figures count 2 x 8 B per point. Stencil variants'
@@ -42,50 +43,66 @@ struct K {
     _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + 4096),
                  _MM_HINT_T0);
   }
-  template <int P, bool Buffered>
-  void planes(long ib) const {
-    alignas(64) double buf[P][8];
-    const long i0 = 1 + ib * P;
-    const long pl = std::min<long>(P, n - 1 - i0);
-    for (long j = 1; j < n - 1; j++) {
-      const double* c = u + i0 * sx + j * sy;
-      double* out = f + i0 * sx + j * sy;
+  // B points along the slowest axis (Planes) or along y per work item, the B + 2 centres of the
+  // block's column loaded once and used as the neighbours of each other; its B lines streamed
+  // directly or (Buffered) through a one-line buffer each. Planes: item counts blocks of planes,
+  // each swept row by row; else item is a plane, swept by blocks of rows.
+  template <int B, bool Buffered, bool Planes>
+  void blocked(long item) const {
+    const long bs = Planes ? sx : sy;  // stride along the blocked axis
+    const auto block_of_lines = [&](const double* c, double* out, const long count) {
       const long k0 = first_aligned(out);
       long k = 1;
       for (; k < k0; k++)
-        for (long p = 0; p < pl; p++) out[k + p * sx] = point(c + p * sx, k);
-      if (pl == P) {
+        for (long b = 0; b < count; b++) out[k + b * bs] = point(c + b * bs, k);
+      if (count == B) {
+        alignas(64) double buf[B][8];
         for (; k + 8 <= n - 1; k += 8) {
-          ahead(c + P * sx + k);
+          ahead(c + (Planes ? B : 1) * sx + k);
 #pragma GCC unroll 2
           for (int h = 0; h < 8; h += 4) {
-            __m256d pv[P + 2];
+            __m256d column[B + 2];
 #pragma GCC unroll 8
-            for (int p = 0; p < P + 2; p++) pv[p] = _mm256_loadu_pd(c + (p - 1) * sx + k + h);
+            for (int b = 0; b < B + 2; b++) column[b] = _mm256_loadu_pd(c + (b - 1) * bs + k + h);
 #pragma GCC unroll 8
-            for (int p = 0; p < P; p++) {
-              const double* cc = c + p * sx + k + h;
-              __m256d r = _mm256_mul_pd(vc, pv[p + 1]);
-              r = _mm256_add_pd(r, _mm256_mul_pd(vx, _mm256_add_pd(pv[p], pv[p + 2])));
-              r = _mm256_add_pd(r, _mm256_mul_pd(vy, _mm256_add_pd(_mm256_loadu_pd(cc - sy),
-                                                                   _mm256_loadu_pd(cc + sy))));
+            for (int b = 0; b < B; b++) {
+              const double* cc = c + b * bs + k + h;
+              const __m256d blocked_pair = _mm256_add_pd(column[b], column[b + 2]);
+              const __m256d x_pair =
+                  Planes ? blocked_pair
+                         : _mm256_add_pd(_mm256_loadu_pd(cc - sx), _mm256_loadu_pd(cc + sx));
+              const __m256d y_pair =
+                  Planes ? _mm256_add_pd(_mm256_loadu_pd(cc - sy), _mm256_loadu_pd(cc + sy))
+                         : blocked_pair;
+              __m256d r = _mm256_mul_pd(vc, column[b + 1]);
+              r = _mm256_add_pd(r, _mm256_mul_pd(vx, x_pair));
+              r = _mm256_add_pd(r, _mm256_mul_pd(vy, y_pair));
               r = _mm256_add_pd(r, _mm256_mul_pd(vz, _mm256_add_pd(_mm256_loadu_pd(cc - 1),
                                                                    _mm256_loadu_pd(cc + 1))));
               if (Buffered)
-                _mm256_store_pd(buf[p] + h, r);
+                _mm256_store_pd(buf[b] + h, r);
               else
-                _mm256_stream_pd(out + p * sx + k + h, r);
+                _mm256_stream_pd(out + b * bs + k + h, r);
             }
           }
           if (Buffered)
-            for (int p = 0; p < P; p++) {
-              _mm256_stream_pd(out + p * sx + k, _mm256_load_pd(buf[p]));
-              _mm256_stream_pd(out + p * sx + k + 4, _mm256_load_pd(buf[p] + 4));
+            for (int b = 0; b < B; b++) {
+              _mm256_stream_pd(out + b * bs + k, _mm256_load_pd(buf[b]));
+              _mm256_stream_pd(out + b * bs + k + 4, _mm256_load_pd(buf[b] + 4));
             }
         }
       }
       for (; k < n - 1; k++)
-        for (long p = 0; p < pl; p++) out[k + p * sx] = point(c + p * sx, k);
+        for (long b = 0; b < count; b++) out[k + b * bs] = point(c + b * bs, k);
+    };
+    if (Planes) {
+      const long i0 = 1 + item * B, count = std::min<long>(B, n - 1 - i0);
+      for (long j = 1; j < n - 1; j++)
+        block_of_lines(u + i0 * sx + j * sy, f + i0 * sx + j * sy, count);
+    } else {
+      for (long j0 = 1; j0 < n - 1; j0 += B)
+        block_of_lines(u + item * sx + j0 * sy, f + item * sx + j0 * sy,
+                       std::min<long>(B, n - 1 - j0));
     }
     _mm_sfence();
   }
@@ -187,58 +204,18 @@ struct K {
     _mm256_store_pd(t, _mm256_add_pd(acc0, acc1));
     return t[0] + t[1] + t[2] + t[3];
   }
-  template <int R, bool Buffered>
-  void rows(long i) const {
-    alignas(64) double buf[R][8];
-    for (long j0 = 1; j0 < n - 1; j0 += R) {
-      const long rl = std::min<long>(R, n - 1 - j0);
-      const double* c = u + i * sx + j0 * sy;
-      double* out = f + i * sx + j0 * sy;
-      const long k0 = first_aligned(out);
-      long k = 1;
-      for (; k < k0; k++)
-        for (long r = 0; r < rl; r++) out[k + r * sy] = point(c + r * sy, k);
-      if (rl == R) {
-        for (; k + 8 <= n - 1; k += 8) {
-          ahead(c + sx + k);
-#pragma GCC unroll 2
-          for (int h = 0; h < 8; h += 4) {
-            __m256d rw[R + 2];
-#pragma GCC unroll 8
-            for (int r = 0; r < R + 2; r++) rw[r] = _mm256_loadu_pd(c + (r - 1) * sy + k + h);
-#pragma GCC unroll 8
-            for (int r = 0; r < R; r++) {
-              const double* cc = c + r * sy + k + h;
-              __m256d q = _mm256_mul_pd(vc, rw[r + 1]);
-              q = _mm256_add_pd(q, _mm256_mul_pd(vx, _mm256_add_pd(_mm256_loadu_pd(cc - sx),
-                                                                   _mm256_loadu_pd(cc + sx))));
-              q = _mm256_add_pd(q, _mm256_mul_pd(vy, _mm256_add_pd(rw[r], rw[r + 2])));
-              q = _mm256_add_pd(q, _mm256_mul_pd(vz, _mm256_add_pd(_mm256_loadu_pd(cc - 1),
-                                                                   _mm256_loadu_pd(cc + 1))));
-              if (Buffered)
-                _mm256_store_pd(buf[r] + h, q);
-              else
-                _mm256_stream_pd(out + r * sy + k + h, q);
-            }
-          }
-          if (Buffered)
-            for (int r = 0; r < R; r++) {
-              _mm256_stream_pd(out + r * sy + k, _mm256_load_pd(buf[r]));
-              _mm256_stream_pd(out + r * sy + k + 4, _mm256_load_pd(buf[r] + 4));
-            }
-        }
-      }
-      for (; k < n - 1; k++)
-        for (long r = 0; r < rl; r++) out[k + r * sy] = point(c + r * sy, k);
-    }
-    _mm_sfence();
-  }
 };
 int main(int argc, char** argv) {
   const long n = argc > 1 ? std::atol(argv[1]) : 384;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 9;
   const long pad = std::getenv("PAD") ? std::atol(std::getenv("PAD")) : 0;
   const long sy = n, sx = n * n + pad, size = n * sx;
+  // The blocked variants stream every line of a block from the first line's alignment.
+  if (n % 8 != 0 || pad % 8 != 0 || n < 16 || rounds < 1) {
+    std::fprintf(stderr,
+                 "host_decompose: N and PAD must be multiples of 8, N >= 16, rounds >= 1\n");
+    return 2;
+  }
   auto* u = static_cast<double*>(
       std::aligned_alloc(2 << 20, (size * 8 + (2 << 20)) / (2 << 20) * (2 << 20)));
   const long foff = std::getenv("FOFF") ? std::atol(std::getenv("FOFF")) : 0;
@@ -349,35 +326,35 @@ int main(int argc, char** argv) {
                         [=] {
 #pragma omp parallel for
                           for (long ib = 0; ib < n - 2; ib++)
-                            B ? kk.planes<1, true>(ib) : kk.planes<1, false>(ib);
+                            B ? kk.blocked<1, true, true>(ib) : kk.blocked<1, false, true>(ib);
                         },
                         true});
     variants.push_back({"intr planes 2" + sfx,
                         [=] {
 #pragma omp parallel for
                           for (long ib = 0; ib < (n - 1) / 2; ib++)
-                            B ? kk.planes<2, true>(ib) : kk.planes<2, false>(ib);
+                            B ? kk.blocked<2, true, true>(ib) : kk.blocked<2, false, true>(ib);
                         },
                         true});
     variants.push_back({"intr planes 4" + sfx,
                         [=] {
 #pragma omp parallel for
                           for (long ib = 0; ib < (n + 1) / 4; ib++)
-                            B ? kk.planes<4, true>(ib) : kk.planes<4, false>(ib);
+                            B ? kk.blocked<4, true, true>(ib) : kk.blocked<4, false, true>(ib);
                         },
                         true});
     variants.push_back({"intr rows 2" + sfx,
                         [=] {
 #pragma omp parallel for
                           for (long i = 1; i < n - 1; i++)
-                            B ? kk.rows<2, true>(i) : kk.rows<2, false>(i);
+                            B ? kk.blocked<2, true, false>(i) : kk.blocked<2, false, false>(i);
                         },
                         true});
     variants.push_back({"intr rows 4" + sfx,
                         [=] {
 #pragma omp parallel for
                           for (long i = 1; i < n - 1; i++)
-                            B ? kk.rows<4, true>(i) : kk.rows<4, false>(i);
+                            B ? kk.blocked<4, true, false>(i) : kk.blocked<4, false, false>(i);
                         },
                         true});
   }
