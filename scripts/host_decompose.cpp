@@ -3,13 +3,12 @@
 // planes, or from one), its non-temporal writes alone (inputs from a cached row), and variants
 // with register blocks along the slowest axis or y and x-neighbours by shuffles, N^3 doubles.
 //   g++ -O3 -fopenmp -ffp-contract=off -march=native scripts/host_decompose.cpp -o host_decompose
-//   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_decompose [N [rounds]]  (N: a
-//   multiple of 8)
-// KEEP="|name|name|" keeps the named variants (and the copies and the plain stencil); PAD=p pads
-// each plane by p doubles; FOFF=p shifts f by p doubles. Each round runs every variant once;
-// ratios are medians of per-round ratios; figures count 2 x 8 B per point. Stencil variants'
-// interiors are compared bitwise with the plain stencil (scripts/probe_common.hpp; exit 1 if any
-// differ). x86-64 with AVX2.
+//   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_decompose [N [rounds]]
+// N is a multiple of 8. KEEP="|name|name|" keeps the named variants (and the copies and the plain
+// stencil); PAD=p pads each plane by p doubles; FOFF=p shifts f by p doubles. Each round runs every
+// variant once; ratios are medians of per-round ratios; figures count 2 x 8 B per point. Stencil
+// variants' interiors are compared bitwise with the plain stencil (scripts/probe_common.hpp; exit 1
+// if any differ). x86-64 with AVX2.
 #include <immintrin.h>
 #include <omp.h>
 
