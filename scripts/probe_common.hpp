@@ -83,10 +83,8 @@ inline bool time_and_report(const std::vector<Variant>& variants, const int roun
       gbs[v].push_back(bytes / (omp_get_wtime() - start) * 1e-9);
     }
 
-  const auto reference_variant =
-      std::find_if(variants.begin(), variants.end(), [](const Variant& v) {
-        return v.name == "stencil";
-      });
+  const auto reference_variant = std::find_if(variants.begin(), variants.end(),
+                                              [](const Variant& v) { return v.name == "stencil"; });
   if (reference_variant != variants.end()) reference_variant->run();
   const std::vector<double> reference(f, f + size);
   bool all_equal = true;
