@@ -159,6 +159,22 @@ parts = 4
   CHECK(deck.integer("b", "block") == 128);
 }
 
+TEST_CASE("deck: is_default compares a key's resolved value with its schema default", "[deck]") {
+  const Deck defaults = parse("");
+  for (const KeySpec& spec : test_schema()) CHECK(defaults.is_default(spec.section, spec.key));
+  // Given equal to the default, in another spelling where TOML has one: still the default.
+  const Deck same = parse("[a]\ncount = 5\nscale = 1\n[b]\ntile = [0, 0, 0]\nparts = \"auto\"\n");
+  for (const KeySpec& spec : test_schema()) CHECK(same.is_default(spec.section, spec.key));
+  const Deck changed =
+      parse("[a]\nscale = 2.0\n", {"b.tile=[0, 1, 0]", "b.parts=1", "a.flag=true"});
+  CHECK_FALSE(changed.is_default("a", "scale"));
+  CHECK_FALSE(changed.is_default("b", "tile"));
+  CHECK_FALSE(changed.is_default("b", "parts"));
+  CHECK_FALSE(changed.is_default("a", "flag"));
+  CHECK(changed.is_default("a", "count"));
+  CHECK(changed.is_default("b", "origin"));
+}
+
 TEST_CASE("deck: Laplacian schema defaults match the documented ones", "[deck]") {
   const Deck deck = Deck::parse("", "small.toml", {}, laplacian_schema());
   CHECK(deck.string("run", "name").empty());

@@ -718,6 +718,14 @@ bool Deck::is_auto(const std::string& section, const std::string& key) const {
   return node<toml::node>(section, key, {KeyType::integer_or_auto}, "is_auto").is_string();
 }
 
+bool Deck::is_default(const std::string& section, const std::string& key) const {
+  const KeySpec& key_spec = spec(section, key);
+  toml::table default_value;
+  check_and_store({"schema default"}, key_spec,
+                  *toml::parse("v = " + key_spec.default_toml).get("v"), default_value);
+  return literal(*default_value.get(key)) == value_literal(section, key);
+}
+
 std::string Deck::resolved_toml() const {
   if (!schema_) return "";
   std::string out;

@@ -67,6 +67,8 @@ class Deck {
   std::vector<std::array<double, 3>> real3_list(const std::string& section,
                                                 const std::string& key) const;
   bool is_auto(const std::string& section, const std::string& key) const;
+  // Whether a key's resolved value is its schema default (whether the deck gave it or not).
+  bool is_default(const std::string& section, const std::string& key) const;
 
   // The fully resolved deck (every schema key, defaults filled), as TOML text in schema order.
   std::string resolved_toml() const;
