@@ -462,6 +462,25 @@ TEST_CASE("register blocks of more than max_block_points points are refused", "[
                         Catch::Matchers::ContainsSubstring("m x m_slow at most 16"));
 }
 
+TEST_CASE("variant auto names the kernel keys the deck set that it does not use", "[laplacian]") {
+  const ExecLimits limits = default_exec_limits();
+  const auto setup = [&](const std::vector<std::string>& overrides) {
+    return laplacian_setup_from_deck(Deck::parse("[grid]\nnx = 16\nny = 16\nnz = 16\n", "lap.toml",
+                                                 overrides, laplacian_schema()),
+                                     limits);
+  };
+  CHECK(setup({}).ignored_by_auto.empty());
+  CHECK(setup({"kernel.tile=[0, 0, 0]", "kernel.m=8"}).ignored_by_auto.empty());  // the defaults
+  CHECK(setup({"kernel.tile=[48, 1, 0]", "kernel.streaming_stores=false", "kernel.parts=2"})
+            .ignored_by_auto == std::vector<std::string>{"kernel.tile = [48, 1, 0]",
+                                                         "kernel.parts = 2",
+                                                         "kernel.streaming_stores = false"});
+  // A named variant uses them.
+  const auto line = setup({"kernel.variant=line", "kernel.tile=[4, 1, 0]", "kernel.m=4"});
+  CHECK(line.ignored_by_auto.empty());
+  CHECK(line.kernel.tile == std::array<std::int64_t, 3>{4, 1, 0});
+}
+
 TEST_CASE("march slabs cover the slowest axis exactly once", "[laplacian]") {
   const Grid grid = Grid::whole({11, 5, 37}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::left, Layout::right})

@@ -114,6 +114,11 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
   const int element_bytes = s.single_precision ? 4 : 8;
   if (s.requested_variant == "auto") {
     s.kernel = default_laplacian_kernel(limits, s.layout, mapping, s.grid, element_bytes);
+    for (const char* key : {"tile", "launch_bounds", "m", "m_slow", "blocks_per_item", "parts",
+                            "parts_in_one_launch", "streaming_stores", "zero_row_ends"})
+      if (!deck.is_default("kernel", key))
+        s.ignored_by_auto.push_back(std::string("kernel.") + key + " = " +
+                                    deck.value_literal("kernel", key));
   } else {
     s.kernel.variant = parse_laplacian_variant(s.requested_variant);
     s.kernel.mapping = mapping;
@@ -358,8 +363,15 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
     if (s.kernel.variant != LaplacianVariant::mdrange)
       out << (s.kernel.streaming_stores && streams ? ", streaming stores" : ", plain stores");
     if (zeroed_row_end_axis(s.kernel) >= 0) out << ", zero row ends";
-    out << "\n"
-        << "  time          median " << fmt("%.4g", timing.median_s * 1e3) << " ms (min "
+    out << "\n";
+    if (!s.ignored_by_auto.empty()) {
+      out << "  not used      ";
+      for (std::size_t i = 0; i < s.ignored_by_auto.size(); ++i)
+        out << (i ? ", " : "") << s.ignored_by_auto[i];
+      out << " (variant auto sets its own; name a variant, e.g. kernel.variant = \"line\", to "
+             "use them)\n";
+    }
+    out << "  time          median " << fmt("%.4g", timing.median_s * 1e3) << " ms (min "
         << fmt("%.4g", timing.min_s * 1e3) << ", max " << fmt("%.4g", timing.max_s * 1e3)
         << ") over " << s.repeats << " rounds after " << s.warmup
         << " warm-up (each round: the kernel, then the two copies)\n"
