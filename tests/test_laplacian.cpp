@@ -578,6 +578,46 @@ TEST_CASE("the host default: line kernels of 16 rows per work item with streamin
 }
 
 TEST_CASE(
+    "the host default on hosts with 8 or more hardware threads: one work item of rows by a "
+    "thread's share of the planes per tile",
+    "[laplacian]") {
+  ExecLimits host;
+  host.backend = "OpenMP";
+  host.concurrency = 16;
+  const Grid cube = Grid::whole({384, 384, 384}, {0, 0, 0}, {1, 1, 1});
+  const Grid brick = Grid::whole({100, 384, 52}, {0, 0, 0}, {1, 1, 1});
+  const auto config = [&](const Grid& grid, Layout layout, int hardware_threads) {
+    host.host_hardware_threads = hardware_threads;
+    return default_laplacian_kernel(host, layout,
+                                    resolve_mapping(layout, IterOrder::automatic, false), grid, 8);
+  };
+  // 382 updated planes along the slowest axis over 16 threads: 24 each (the last thread 22).
+  CHECK(config(cube, Layout::right, 16).tile == std::array<std::int64_t, 3>{24, 1, 0});
+  CHECK(config(cube, Layout::left, 16).tile == std::array<std::int64_t, 3>{0, 1, 24});
+  CHECK(config(brick, Layout::right, 8).tile == std::array<std::int64_t, 3>{7, 1, 0});
+  CHECK(config(brick, Layout::left, 64).tile == std::array<std::int64_t, 3>{0, 1, 4});
+  CHECK(config(cube, Layout::right, 7).tile == std::array<std::int64_t, 3>{0, 0, 0});
+  CHECK(config(cube, Layout::right, 0).tile == std::array<std::int64_t, 3>{0, 0, 0});
+  for (Layout layout : {Layout::left, Layout::right})
+    CHECK_FALSE(laplacian_config_problem(config(brick, layout, 16), brick, host).has_value());
+
+  // The marched tiles on a grid small enough to verify, with more planes than one tile: every
+  // point against the reference, bitwise, and nothing written outside the update box.
+  host.concurrency = 3;
+  const Grid grid = Grid::whole({29, 45, 38}, {0, 0, 0}, {0.1, 0.2, 0.3});
+  for (Layout layout : {Layout::left, Layout::right}) {
+    const auto c = config(grid, layout, 16);
+    CHECK(c.tile[layout == Layout::right ? 0 : 2] == (layout == Layout::right ? 9 : 12));
+    const auto v = layout == Layout::right
+                       ? verify_laplacian<double, Kokkos::LayoutRight>(c, grid, TestField::sine)
+                       : verify_laplacian<double, Kokkos::LayoutLeft>(c, grid, TestField::sine);
+    CHECK(v.passed);
+    CHECK(v.reference_mismatches == 0);
+    CHECK(v.untouched_violations == 0);
+  }
+}
+
+TEST_CASE(
     "the GPU default puts 128 threads along the contiguous axis, the rest along y when it is "
     "short",
     "[laplacian]") {

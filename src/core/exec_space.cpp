@@ -6,6 +6,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -73,6 +74,7 @@ ExecLimits default_exec_limits() {
   ExecLimits limits;
   limits.backend = Kokkos::DefaultExecutionSpace::name();
   limits.concurrency = Kokkos::DefaultExecutionSpace().concurrency();
+  limits.host_hardware_threads = static_cast<int>(std::thread::hardware_concurrency());
 #if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
 #if defined(KOKKOS_ENABLE_CUDA)
   int device = 0;

@@ -17,6 +17,7 @@ struct ExecLimits {
   std::int64_t llc_bytes = 0;         // last-level cache (L2 on GPUs, L3/L2 on CPUs); 0 if unknown
   int concurrency = 1;                // Kokkos concurrency of the default execution space
   std::int64_t resident_threads = 1;  // threads the device runs at once (GPU: SMs x threads/SM)
+  int host_hardware_threads = 0;      // the host's hardware threads, whoever uses them; 0 unknown
 };
 
 // Limits of Kokkos::DefaultExecutionSpace (Kokkos must be initialised).

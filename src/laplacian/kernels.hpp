@@ -517,8 +517,8 @@ using LinePolicy =
 // items, 0 = Kokkos' default: 2 planes by all of a plane's work items on hosts). Within a tile a
 // thread sweeps the tile's rows of one plane, then of the next, so a tile of a few rows by many
 // planes marches a block of rows through the planes and reads each plane's rows as neighbours from
-// the L2 (2.5D blocking; on the 2-core development machine no faster than Kokkos' default tile,
-// docs/PERFORMANCE.md).
+// the L2 (2.5D blocking: the host default on hosts with 8 or more hardware threads; on the 2-core
+// development machine slower than Kokkos' default tile, docs/PERFORMANCE.md).
 inline LinePolicy line_policy(const Box& box, Layout layout, const int rows,
                               const std::array<std::int64_t, 3>& axis_tile) {
   const int slow = layout == Layout::right ? 0 : 2;

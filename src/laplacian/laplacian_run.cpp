@@ -18,6 +18,10 @@ namespace {
 // Work items per resident thread the march variant's automatic slab count aims for.
 constexpr int march_waves = 2;
 
+// Hosts with at least this many hardware threads run the host default's line kernel in y blocks
+// marched through each thread's planes (see default_laplacian_kernel).
+constexpr int y_blocks_min_host_threads = 8;
+
 // The automatic part count of `config`'s variant: march slabs fill the device; the other variants'
 // y parts keep the planes a work item reads (its extent along the slowest axis plus one either
 // side) within the last-level cache.
@@ -45,6 +49,21 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // with plain stores (medians of 6 alternating runs each); a fence per row cost 8%.
   config.variant = LaplacianVariant::line;
   config.m = 16;
+  // With many cores the L3 no longer feeds every core the two planes a sweep reads again: on the
+  // GPU machine's 16-core Xeon host (2 MiB L2 per core) a tile of one work item (16 rows) by a
+  // thread's share of the planes, which keeps those planes' rows in the L2, moved 0.68-0.81 of the
+  // same-run copy (median 0.78) against 0.60-0.72 (0.63) for Kokkos' default tile, 1.24 times the
+  // bytes per second (384^3 and 512^3, both layouts, 16 threads, 3 alternating runs each); with 2
+  // threads there 0.66-0.70 against 0.56-0.63. On the 2-core development machine (Zen 3) the same
+  // tile moved 2-15% less in 5 alternating runs (docs/PERFORMANCE.md), so smaller hosts keep
+  // Kokkos' default tile.
+  if (!limits.gpu && limits.host_hardware_threads >= y_blocks_min_host_threads) {
+    const int slow = layout == Layout::right ? 0 : 2;
+    const Box box = grid.to_local(laplacian_update_box(grid));
+    const std::int64_t threads = std::max(limits.concurrency, 1);
+    config.tile[slow] = (box.extent(slow) + threads - 1) / threads;
+    config.tile[1] = 1;
+  }
   if (limits.gpu) {
     // H100, Kokkos 3.4, 512^3 double, FOM / memcpy (docs/PERFORMANCE.md, scripts/bench.py sets
     // blocking and shapes): a work item updates 4 points along y by 2 along the slowest axis
