@@ -246,17 +246,8 @@ int main(int argc, char** argv) {
   // and destination sit at nearby offsets in their pages (0.28-0.36 of its rate with f shifted
   // by 8 or 40 doubles), which would inflate every ratio to it.
   probe::add_copies(variants, u, f_allocation, size);
-  variants.push_back({"stencil",
-                      [=] {
-#pragma omp parallel for collapse(2)
-                        for (long i = 1; i < n - 1; i++)
-                          for (long j = 1; j < n - 1; j++) {
-                            const double* __restrict c = u + i * sx + j * sy;
-                            double* __restrict out = f + i * sx + j * sy;
-                            for (long k = 1; k < n - 1; k++) out[k] = kk.point(c, k);
-                          }
-                      },
-                      true});
+  probe::add_reference_stencil(variants, u, f, n, sx, sy,
+                               [kk](const double* c, long k) { return kk.point(c, k); });
   // generic: as the kernel, line buffer
   variants.push_back({"nt lines+ahead",
                       [=] {

@@ -59,13 +59,7 @@ int main(int argc, char** argv) {
 
   std::vector<Variant> variants;
   probe::add_copies(variants, u, f, size);
-  variants.push_back({"stencil",
-                      [=] {
-#pragma omp parallel for collapse(2)
-                        for (long i = 1; i < n - 1; i++)
-                          for (long j = 1; j < n - 1; j++) plain_line(i, j);
-                      },
-                      true});
+  probe::add_reference_stencil(variants, u, f, n, sx, sy, point);
   // Computed into a row buffer in the L1, then streamed out as whole aligned vectors; the row ends
   // are stored 0 (f's boundary value), so no line of f is ever read.
   variants.push_back({"stencil, nt stores",

@@ -66,6 +66,24 @@ inline void add_copies(std::vector<Variant>& variants, const double* u, double* 
                       false});
 }
 
+// The plain stencil every other stencil variant is compared with (the variant named "stencil"):
+// f = point(u row, k) over the interior points, N^3 with strides sx, sy, 1, plain stores.
+template <class Point>
+void add_reference_stencil(std::vector<Variant>& variants, const double* u, double* f, const long n,
+                           const long sx, const long sy, const Point point) {
+  variants.push_back({"stencil",
+                      [=] {
+#pragma omp parallel for collapse(2)
+                        for (long i = 1; i < n - 1; i++)
+                          for (long j = 1; j < n - 1; j++) {
+                            const double* __restrict c = u + i * sx + j * sy;
+                            double* __restrict out = f + i * sx + j * sy;
+                            for (long k = 1; k < n - 1; k++) out[k] = point(c, k);
+                          }
+                      },
+                      true});
+}
+
 // Runs every variant once (first touch of every code path), then `rounds` rounds of each variant
 // once, one after another, so a shared machine's bandwidth drifting between seconds moves all of a
 // round alike; prints GB/s medians (2 x 8 B per point) and the medians of per-round ratios to the
