@@ -265,6 +265,9 @@ struct LineStencil {
     const int n = end - begin;
     const int j_first = j_begin + block * rows;
     const int j_last = j_first + rows < j_end ? j_first + rows : j_end;  // exclusive
+    // A local copy: read through `this`, g++ reloads the coefficients for every vector because the
+    // non-temporal stores might alias them (four extra loads per line; the loop is load-bound).
+    const StencilCoeffs<T> coeffs = a;
     for (int j = j_first; j < j_last; ++j) {
       const std::ptrdiff_t start = i * sx + j * sy + k * sz;
       const T* KOKKOS_RESTRICT c = u.data() + start;
@@ -272,17 +275,17 @@ struct LineStencil {
       if (z_lines)
         store_line<Streaming>(
             out, n,
-            [&](const int q) {
+            [c, sx, sy, coeffs](const int q) {
               return stencil7(c[q], c[q - sx], c[q + sx], c[q - sy], c[q + sy], c[q - 1], c[q + 1],
-                              a);
+                              coeffs);
             },
             c + sx);
       else
         store_line<Streaming>(
             out, n,
-            [&](const int q) {
+            [c, sy, sz, coeffs](const int q) {
               return stencil7(c[q], c[q - 1], c[q + 1], c[q - sy], c[q + sy], c[q - sz], c[q + sz],
-                              a);
+                              coeffs);
             },
             c + sz);
     }
