@@ -68,6 +68,12 @@ int info_command() {
             << "last-level cache        "
             << (limits.llc_bytes ? std::to_string(limits.llc_bytes / 1024) + " KiB" : "unknown")
             << "\n";
+  if (!limits.gpu)
+    std::cout << "core cache (L2)         "
+              << (limits.core_cache_bytes ? std::to_string(limits.core_cache_bytes / 1024) + " KiB"
+                                          : "unknown")
+              << "\n"
+              << "hardware threads        " << limits.host_hardware_threads << "\n";
   if (limits.gpu)
     std::cout << "max threads per block   " << limits.max_threads_per_block << "\n"
               << "max block dims (x y z)  " << dims(limits.max_block_dims) << "\n"

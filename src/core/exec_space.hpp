@@ -18,6 +18,7 @@ struct ExecLimits {
   int concurrency = 1;                // Kokkos concurrency of the default execution space
   std::int64_t resident_threads = 1;  // threads the device runs at once (GPU: SMs x threads/SM)
   int host_hardware_threads = 0;      // the host's hardware threads, whoever uses them; 0 unknown
+  std::int64_t core_cache_bytes = 0;  // a host core's own last cache level (its L2); 0 unknown
 };
 
 // Limits of Kokkos::DefaultExecutionSpace (Kokkos must be initialised).
