@@ -578,39 +578,74 @@ TEST_CASE("the host default: line kernels of 16 rows per work item with streamin
 }
 
 TEST_CASE(
-    "the host default on hosts with 8 or more hardware threads: one work item of rows by a "
-    "thread's share of the planes per tile",
+    "the host default on hosts with 8 or more hardware threads: y blocks marched through plane "
+    "chunks, as tall as a quarter of the core's L2 allows",
     "[laplacian]") {
   ExecLimits host;
   host.backend = "OpenMP";
   host.concurrency = 16;
   const Grid cube = Grid::whole({384, 384, 384}, {0, 0, 0}, {1, 1, 1});
+  const Grid big_cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
   const Grid brick = Grid::whole({100, 384, 52}, {0, 0, 0}, {1, 1, 1});
   const auto config = [&](const Grid& grid, Layout layout, int hardware_threads) {
     host.host_hardware_threads = hardware_threads;
     return default_laplacian_kernel(host, layout,
                                     resolve_mapping(layout, IterOrder::automatic, false), grid, 8);
   };
-  // 382 updated planes along the slowest axis over 16 threads: 24 each (the last thread 22).
-  CHECK(config(cube, Layout::right, 16).tile == std::array<std::int64_t, 3>{24, 1, 0});
-  CHECK(config(cube, Layout::left, 16).tile == std::array<std::int64_t, 3>{0, 1, 24});
-  CHECK(config(brick, Layout::right, 8).tile == std::array<std::int64_t, 3>{7, 1, 0});
-  CHECK(config(brick, Layout::left, 64).tile == std::array<std::int64_t, 3>{0, 1, 4});
-  CHECK(config(cube, Layout::right, 7).tile == std::array<std::int64_t, 3>{0, 0, 0});
-  CHECK(config(cube, Layout::right, 0).tile == std::array<std::int64_t, 3>{0, 0, 0});
+  using Tile = std::array<std::int64_t, 3>;
+  // L2 unknown: one work item of 16 rows by a thread's share of the planes; 382 updated planes
+  // over 16 threads: 24 each (the last thread 22).
+  CHECK(config(cube, Layout::right, 16).tile == Tile{24, 1, 0});
+  CHECK(config(cube, Layout::left, 16).tile == Tile{0, 1, 24});
+  CHECK(config(brick, Layout::right, 8).tile == Tile{7, 1, 0});
+  CHECK(config(brick, Layout::left, 64).tile == Tile{0, 1, 4});
+  CHECK(config(cube, Layout::right, 7).tile == Tile{0, 0, 0});
+  CHECK(config(cube, Layout::right, 0).tile == Tile{0, 0, 0});
+
+  // 2 MiB of L2 (the GPU machine's Xeon host). 384^3: 24 work items of 16 rows. 2 plane chunks
+  // by 8 blocks of 3 items: a thread reads 50 rows of 193 planes, 9650 plane rows, and the
+  // three planes' 50 rows of 386 doubles take 463 kB, under a quarter of the L2. 1 chunk by 16
+  // blocks of 2 items leaves 4 threads idle and reads 34 x 384; 4 chunks by 4 blocks of 6 items
+  // would need 908 kB.
+  host.core_cache_bytes = 2 << 20;
+  CHECK(config(cube, Layout::right, 16).tile == Tile{191, 3, 0});
+  CHECK(config(cube, Layout::left, 16).tile == Tile{0, 3, 191});
+  // 512^3: 32 items; 2 chunks by 8 blocks of 4 items would need 3 x 66 x 514 x 8 = 814 kB, so 1
+  // chunk by 16 blocks of 2 items (419 kB).
+  CHECK(config(big_cube, Layout::right, 16).tile == Tile{510, 2, 0});
+  CHECK(config(big_cube, Layout::left, 16).tile == Tile{0, 2, 510});
+  // 8 threads at 384^3: 1 chunk by 8 blocks of 3 items (2 chunks by 4 blocks of 6 do not fit).
+  host.concurrency = 8;
+  CHECK(config(cube, Layout::right, 8).tile == Tile{382, 3, 0});
+  // 512 KiB of L2: no block taller than 16 rows fits a quarter of it at 384^3.
+  host.concurrency = 16;
+  host.core_cache_bytes = 512 << 10;
+  CHECK(config(cube, Layout::right, 16).tile == Tile{24, 1, 0});
   for (Layout layout : {Layout::left, Layout::right})
     CHECK_FALSE(laplacian_config_problem(config(brick, layout, 16), brick, host).has_value());
 
-  // The marched tiles on a grid small enough to verify, with more planes than one tile: every
-  // point against the reference, bitwise, and nothing written outside the update box.
+  // The marched tiles on a grid small enough to verify: every point against the reference,
+  // bitwise, and nothing written outside the update box. 27 x 43 x 36 updated points (layout
+  // right; left: 36 planes along z, rows of 27), 3 work items of rows, 3 threads. L2 unknown:
+  // 3 plane chunks by 1 item, 9 tiles. 100 kB of L2: blocks of 16 rows through all planes (3
+  // blocks of 43 rows by 3 chunks would need 3 x 45 x 38 x 8 = 41 kB, more than a quarter).
   host.concurrency = 3;
   const Grid grid = Grid::whole({29, 45, 38}, {0, 0, 0}, {0.1, 0.2, 0.3});
-  for (Layout layout : {Layout::left, Layout::right}) {
-    const auto c = config(grid, layout, 16);
-    CHECK(c.tile[layout == Layout::right ? 0 : 2] == (layout == Layout::right ? 9 : 12));
-    const auto v = layout == Layout::right
-                       ? verify_laplacian<double, Kokkos::LayoutRight>(c, grid, TestField::sine)
-                       : verify_laplacian<double, Kokkos::LayoutLeft>(c, grid, TestField::sine);
+  struct Case {
+    std::int64_t cache;
+    Layout layout;
+    Tile tile;
+  };
+  for (const Case& c :
+       {Case{0, Layout::right, {9, 1, 0}}, Case{0, Layout::left, {0, 1, 12}},
+        Case{100000, Layout::right, {27, 1, 0}}, Case{100000, Layout::left, {0, 1, 36}},
+        Case{1 << 20, Layout::right, {9, 3, 0}}}) {
+    host.core_cache_bytes = c.cache;
+    const auto k = config(grid, c.layout, 16);
+    CHECK(k.tile == c.tile);
+    const auto v = c.layout == Layout::right
+                       ? verify_laplacian<double, Kokkos::LayoutRight>(k, grid, TestField::sine)
+                       : verify_laplacian<double, Kokkos::LayoutLeft>(k, grid, TestField::sine);
     CHECK(v.passed);
     CHECK(v.reference_mismatches == 0);
     CHECK(v.untouched_violations == 0);

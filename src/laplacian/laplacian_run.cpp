@@ -19,8 +19,46 @@ namespace {
 constexpr int march_waves = 2;
 
 // Hosts with at least this many hardware threads run the host default's line kernel in y blocks
-// marched through each thread's planes (see default_laplacian_kernel).
+// marched through planes (see default_laplacian_kernel and many_core_host_tile).
 constexpr int y_blocks_min_host_threads = 8;
+
+// The host default's tile on many-core hosts, in the line policy's units: planes along the slowest
+// axis by work items of `rows_per_item` rows. Each thread marches a block of R rows through P
+// planes and reads R + 2 rows of P + 2 planes to do so; the three planes' R + 2 rows it works on
+// must stay in a quarter of the core's L2. Over the splits of the threads into a plane chunks by
+// b row blocks (a x b = threads) this picks the tile whose busiest thread reads the fewest rows.
+// Where no split fits (or the L2 is unknown) a tile is one work item by a thread's share of the
+// planes, the smallest block.
+std::array<std::int64_t, 2> many_core_host_tile(const Box& box, Layout layout, int threads,
+                                                std::int64_t core_cache_bytes, int element_bytes,
+                                                int rows_per_item) {
+  const int slow = layout == Layout::right ? 0 : 2;
+  const int contiguous = 2 - slow;
+  const std::int64_t planes = std::max<std::int64_t>(box.extent(slow), 1);
+  const std::int64_t rows = std::max<std::int64_t>(box.extent(1), 1);
+  const std::int64_t items = (rows + rows_per_item - 1) / rows_per_item;
+  const std::int64_t t = std::max(threads, 1);
+  std::array<std::int64_t, 2> best{(planes + t - 1) / t, 1};
+  std::int64_t best_rows_read = -1;
+  for (std::int64_t a = 1; a <= t; ++a) {
+    if (t % a != 0) continue;
+    const std::int64_t b = t / a;
+    const std::int64_t plane_chunk = (planes + a - 1) / a;
+    const std::int64_t items_per_block = (items + b - 1) / b;
+    const std::int64_t block_rows = std::min(items_per_block * rows_per_item, rows);
+    const std::int64_t slab_bytes =
+        3 * (block_rows + 2) * (box.extent(contiguous) + 2) * element_bytes;
+    if (core_cache_bytes <= 0 || 4 * slab_bytes > core_cache_bytes) continue;
+    const std::int64_t tiles = ((planes + plane_chunk - 1) / plane_chunk) *
+                               ((items + items_per_block - 1) / items_per_block);
+    const std::int64_t rows_read = (tiles + t - 1) / t * (block_rows + 2) * (plane_chunk + 2);
+    if (best_rows_read < 0 || rows_read < best_rows_read) {
+      best_rows_read = rows_read;
+      best = {plane_chunk, items_per_block};
+    }
+  }
+  return best;
+}
 
 // The automatic part count of `config`'s variant: march slabs fill the device; the other variants'
 // y parts keep the planes a work item reads (its extent along the slowest axis plus one either
@@ -50,19 +88,22 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   config.variant = LaplacianVariant::line;
   config.m = 16;
   // With many cores the L3 no longer feeds every core the two planes a sweep reads again: on the
-  // GPU machine's 16-core Xeon host (2 MiB L2 per core) a tile of one work item (16 rows) by a
-  // thread's share of the planes, which keeps those planes' rows in the L2, moved 0.68-0.81 of the
-  // same-run copy (median 0.78) against 0.60-0.72 (0.63) for Kokkos' default tile, 1.24 times the
-  // bytes per second (384^3 and 512^3, both layouts, 16 threads, 3 alternating runs each); with 2
-  // threads there 0.66-0.70 against 0.56-0.63. On the 2-core development machine (Zen 3) the same
-  // tile moved 2-15% less in 5 alternating runs (docs/PERFORMANCE.md), so smaller hosts keep
-  // Kokkos' default tile.
+  // GPU machine's 16-core Xeon host (2 MiB L2 per core) y blocks of 16 rows marched through a
+  // thread's share of the planes, which keep those planes' rows in the L2, moved 0.68-0.81 of the
+  // same-run copy (median 0.78) against 0.60-0.72 (0.63) for Kokkos' default tile (384^3 and
+  // 512^3, both layouts, 16 threads, 3 alternating runs each). Taller blocks through fewer plane
+  // chunks (many_core_host_tile) read fewer rows twice: against those 16-row blocks, medians of 4
+  // alternating runs per layout reached 0.81-0.83 against 0.78-0.79 at 384^3 and 512^3 and 0.82
+  // against 0.73 with 8 threads at 384^3; at 256^3 they were level (docs/PERFORMANCE.md). On the
+  // 2-core development machine (Zen 3) 16-row blocks moved 2-15% less than Kokkos' tile in 5
+  // alternating runs, so smaller hosts keep Kokkos' default tile.
   if (!limits.gpu && limits.host_hardware_threads >= y_blocks_min_host_threads) {
     const int slow = layout == Layout::right ? 0 : 2;
-    const Box box = grid.to_local(laplacian_update_box(grid));
-    const std::int64_t threads = std::max(limits.concurrency, 1);
-    config.tile[slow] = (box.extent(slow) + threads - 1) / threads;
-    config.tile[1] = 1;
+    const auto tile =
+        many_core_host_tile(grid.to_local(laplacian_update_box(grid)), layout, limits.concurrency,
+                            limits.core_cache_bytes, element_bytes, config.m);
+    config.tile[slow] = tile[0];
+    config.tile[1] = tile[1];
   }
   if (limits.gpu) {
     // H100, Kokkos 3.4, 512^3 double, FOM / memcpy (docs/PERFORMANCE.md, scripts/bench.py sets
