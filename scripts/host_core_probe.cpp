@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "probe_common.hpp"
+
 namespace {
 
 constexpr long row = 1024, pitch = row + 8, rows = 10, planes = 3;
@@ -165,9 +167,7 @@ int share(const double seconds) {
     volatile double keep = sum[0];  // every chain feeds the result, so none is dropped
     (void)keep;
   }
-  std::vector<double> sorted(rate);
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2];
+  const double median = probe::median(rate);
   int slow = 0, episodes = 0, run = 0, longest = 0;
   std::string line;
   for (int s = 0; s < slices; s++) {

@@ -22,14 +22,14 @@ constexpr int march_waves = 2;
 // marched through planes (see default_laplacian_kernel and many_core_host_tile).
 constexpr int y_blocks_min_host_threads = 8;
 
-// The host default's tile on many-core hosts, in the line policy's units: planes along the slowest
-// axis by work items of `rows_per_item` rows. Each thread marches a block of R rows through P
-// planes and reads R + 2 rows of P + 2 planes to do so; the three planes' R + 2 rows it works on
-// must stay in a quarter of the core's L2. Over the splits of the threads into a plane chunks by
-// b row blocks (a x b = threads) this picks the tile whose busiest thread reads the fewest rows.
-// Where no split fits (or the L2 is unknown) a tile is one work item by a thread's share of the
-// planes, the smallest block.
-std::array<std::int64_t, 2> many_core_host_tile(const Box& box, Layout layout, int threads,
+// The host default's tile on many-core hosts (x y z, in the line policy's units): planes along the
+// slowest axis by work items of `rows_per_item` rows, 0 along the contiguous axis. Each thread
+// marches a block of R rows through P planes and reads R + 2 rows of P + 2 planes to do so; the
+// three planes' R + 2 rows it works on must stay in a quarter of the core's L2. Over the splits of
+// the threads into a plane chunks by b row blocks (a x b = threads) this picks the tile whose
+// busiest thread reads the fewest rows. Where no split fits (or the L2 is unknown) a tile is one
+// work item by a thread's share of the planes, the smallest block.
+std::array<std::int64_t, 3> many_core_host_tile(const Box& box, Layout layout, int threads,
                                                 std::int64_t core_cache_bytes, int element_bytes,
                                                 int rows_per_item) {
   const int slow = layout == Layout::right ? 0 : 2;
@@ -38,7 +38,7 @@ std::array<std::int64_t, 2> many_core_host_tile(const Box& box, Layout layout, i
   const std::int64_t rows = std::max<std::int64_t>(box.extent(1), 1);
   const std::int64_t items = (rows + rows_per_item - 1) / rows_per_item;
   const std::int64_t t = std::max(threads, 1);
-  std::array<std::int64_t, 2> best{(planes + t - 1) / t, 1};
+  std::int64_t best_chunk = (planes + t - 1) / t, best_items = 1;
   std::int64_t best_rows_read = -1;
   for (std::int64_t a = 1; a <= t; ++a) {
     if (t % a != 0) continue;
@@ -54,10 +54,13 @@ std::array<std::int64_t, 2> many_core_host_tile(const Box& box, Layout layout, i
     const std::int64_t rows_read = (tiles + t - 1) / t * (block_rows + 2) * (plane_chunk + 2);
     if (best_rows_read < 0 || rows_read < best_rows_read) {
       best_rows_read = rows_read;
-      best = {plane_chunk, items_per_block};
+      best_chunk = plane_chunk;
+      best_items = items_per_block;
     }
   }
-  return best;
+  std::array<std::int64_t, 3> tile{0, best_items, 0};
+  tile[slow] = best_chunk;
+  return tile;
 }
 
 // The automatic part count of `config`'s variant: march slabs fill the device; the other variants'
@@ -98,12 +101,9 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // 2-core development machine (Zen 3) 16-row blocks moved 2-15% less than Kokkos' tile in 5
   // alternating runs, so smaller hosts keep Kokkos' default tile.
   if (!limits.gpu && limits.host_hardware_threads >= y_blocks_min_host_threads) {
-    const int slow = layout == Layout::right ? 0 : 2;
-    const auto tile =
+    config.tile =
         many_core_host_tile(grid.to_local(laplacian_update_box(grid)), layout, limits.concurrency,
                             limits.core_cache_bytes, element_bytes, config.m);
-    config.tile[slow] = tile[0];
-    config.tile[1] = tile[1];
   }
   if (limits.gpu) {
     // H100, Kokkos 3.4, 512^3 double, FOM / memcpy (docs/PERFORMANCE.md, scripts/bench.py sets
