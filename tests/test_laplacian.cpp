@@ -34,14 +34,16 @@ std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
   const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}};
   for (const auto& tile : tiles)  // line takes no order, parts or launch bound
     for (int m : {1, 2, 16})
-      for (bool streaming : {false, true}) {
-        LaplacianKernelConfig line;
-        line.variant = LaplacianVariant::line;
-        line.tile = tile;
-        line.m = m;
-        line.streaming_stores = streaming;
-        configs.push_back(line);
-      }
+      for (int planes : {1, 4})
+        for (bool streaming : {false, true}) {
+          LaplacianKernelConfig line;
+          line.variant = LaplacianVariant::line;
+          line.tile = tile;
+          line.m = m;
+          line.m_slow = planes;
+          line.streaming_stores = streaming;
+          configs.push_back(line);
+        }
   for (const auto& tile : tiles)  // march has its own mapping: no iteration order
     for (int m : {1, 2, 8, 16})
       for (int parts : {1, 3, 100})
@@ -263,34 +265,41 @@ TEMPLATE_TEST_CASE(
   // Rows of 1 to 69 updated points, so that rows start at every offset within a cache line and
   // hold no, one or several whole lines in double (8 per line) and float (16) besides the partial
   // lines at their ends (which store_line writes plainly); verify_laplacian fills f with NaN and
-  // counts any point outside the update box that is no longer NaN.
+  // counts any point outside the update box that is no longer NaN. 9 planes in work items of 1, 2
+  // and 4 (the last item holds the one plane left over); rows of 16, 32 and 64 points make the
+  // planes 9 x 16 x 8 bytes (and x 4 for 32 and 64) apart, whole cache lines, so that with
+  // AVX-512 the planes of an item go through stencil_lines_avx512 together, and the other lengths
+  // plane by plane.
   INFO("non-temporal host stores compiled: " << host_streaming_stores_compiled());
+  INFO("AVX-512 host lines compiled: " << host_avx512_lines_compiled());
   std::size_t checked = 0;
-  for (Index length : {3, 4, 10, 18, 19, 26, 37, 71})
-    for (int m : {1, 4, 16}) {
-      const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
-      const Index3 points = right ? Index3{7, 9, length} : Index3{length, 9, 7};
-      const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
-      LaplacianKernelConfig plain;
-      plain.variant = LaplacianVariant::line;
-      plain.m = m;
-      plain.streaming_stores = false;
-      LaplacianKernelConfig streaming = plain;
-      streaming.streaming_stores = true;
-      INFO("grid " << format_triple(points) << " m " << m);
-      REQUIRE(laplacian_of<double, TestType>(TestField::sine, streaming, grid) ==
-              laplacian_of<double, TestType>(TestField::sine, plain, grid));
-      REQUIRE(laplacian_of<float, TestType>(TestField::sine, streaming, grid) ==
-              laplacian_of<float, TestType>(TestField::sine, plain, grid));
-      const auto v = verify_laplacian<double, TestType>(streaming, grid, TestField::sine);
-      CHECK(v.passed);
-      CHECK(v.untouched_violations == 0);
-      const auto vf = verify_laplacian<float, TestType>(streaming, grid, TestField::sine);
-      CHECK(vf.passed);
-      CHECK(vf.untouched_violations == 0);
-      ++checked;
-    }
-  CHECK(checked == 24);
+  for (Index length : {3, 4, 10, 16, 18, 19, 26, 32, 37, 64, 71})
+    for (int m : {1, 4, 16})
+      for (int planes : {1, 2, 4}) {
+        const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
+        const Index3 points = right ? Index3{11, 9, length} : Index3{length, 9, 11};
+        const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
+        LaplacianKernelConfig plain;
+        plain.variant = LaplacianVariant::line;
+        plain.m = m;
+        plain.m_slow = planes;
+        plain.streaming_stores = false;
+        LaplacianKernelConfig streaming = plain;
+        streaming.streaming_stores = true;
+        INFO("grid " << format_triple(points) << " m " << m << " m_slow " << planes);
+        REQUIRE(laplacian_of<double, TestType>(TestField::sine, streaming, grid) ==
+                laplacian_of<double, TestType>(TestField::sine, plain, grid));
+        REQUIRE(laplacian_of<float, TestType>(TestField::sine, streaming, grid) ==
+                laplacian_of<float, TestType>(TestField::sine, plain, grid));
+        const auto v = verify_laplacian<double, TestType>(streaming, grid, TestField::sine);
+        CHECK(v.passed);
+        CHECK(v.untouched_violations == 0);
+        const auto vf = verify_laplacian<float, TestType>(streaming, grid, TestField::sine);
+        CHECK(vf.passed);
+        CHECK(vf.untouched_violations == 0);
+        ++checked;
+      }
+  CHECK(checked == 99);
 }
 
 TEST_CASE("subdomain parts and register blocks cover the y range exactly once", "[laplacian]") {
@@ -571,6 +580,7 @@ TEST_CASE("the host default: line kernels of 16 rows per work item with streamin
           host, layout, resolve_mapping(layout, IterOrder::automatic, false), grid, element_bytes);
       CHECK(config.variant == LaplacianVariant::line);
       CHECK(config.m == 16);
+      CHECK(config.m_slow == (host_avx512_lines_compiled() ? 4 : 1));
       CHECK(config.streaming_stores);
       CHECK(config.tile == std::array<std::int64_t, 3>{0, 0, 0});
       CHECK_FALSE(laplacian_config_problem(config, grid, host).has_value());

@@ -9,6 +9,7 @@
 #include "core/policy.hpp"
 #include "core/stores.hpp"
 #include "laplacian/laplacian.hpp"
+#include "laplacian/line_planes_avx512.hpp"
 
 namespace kstencil {
 namespace laplacian_detail {
@@ -241,27 +242,32 @@ struct ColumnStencil {
   }
 };
 
-// Whole lines along the contiguous axis, a block of `rows` consecutive rows (y) of one plane per
-// work item, through raw restrict pointers so that host compilers vectorise the inner loop (Kokkos'
-// host MDRange does not). The policy runs over (slowest axis, row blocks); LayoutRight lines run
-// along z, LayoutLeft lines along x. With Streaming, AVX hosts write each line's whole cache lines
-// with non-temporal stores and fence once per work item: in the development machine's probe a
-// fence per row cost 8% at 384^3 and one per plane nothing measurable (docs/PERFORMANCE.md), so
-// the host default's work items hold 16 rows.
-template <class T, class KokkosLayout, bool Streaming>
+// Whole lines along the contiguous axis, a block of `rows` consecutive rows (y) of Planes
+// consecutive planes per work item, through raw restrict pointers so that host compilers vectorise
+// the inner loop (Kokkos' host MDRange does not). The policy runs over (blocks of Planes planes
+// along the slowest axis, row blocks); LayoutRight lines run along z, LayoutLeft lines along x.
+// With Streaming, AVX hosts write each line's whole cache lines with non-temporal stores and fence
+// once per work item: in the development machine's probe a fence per row cost 8% at 384^3 and one
+// per plane nothing measurable (docs/PERFORMANCE.md), so the host default's work items hold 16
+// rows. With AVX-512 a row's planes go through stencil_lines_avx512 together (their centre lines
+// loaded once for all of them); elsewhere, or where the planes' lines start at different offsets
+// from a cache-line boundary, plane by plane.
+template <class T, class KokkosLayout, bool Streaming, int Planes>
 struct LineStencil {
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
   StencilCoeffs<T> a;
-  int begin, end;      // the lines' range along the contiguous axis
-  int j_begin, j_end;  // the rows updated
-  int rows;            // rows per work item
+  int begin, end;            // the lines' range along the contiguous axis
+  int j_begin, j_end;        // the rows updated
+  int slow_begin, slow_end;  // the planes updated
+  int rows;                  // rows per work item
 
-  KOKKOS_INLINE_FUNCTION void operator()(const int slow, const int block) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const int plane_block, const int block) const {
     constexpr bool z_lines = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
     const std::ptrdiff_t sx = u.stride(0), sy = u.stride(1), sz = u.stride(2);
-    const int i = z_lines ? slow : begin;
-    const int k = z_lines ? begin : slow;
+    const std::ptrdiff_t s_stride = z_lines ? sx : sz;
+    const int first_plane = slow_begin + plane_block * Planes;
+    const int planes = first_plane + Planes <= slow_end ? Planes : slow_end - first_plane;
     const int n = end - begin;
     const int j_first = j_begin + block * rows;
     const int j_last = j_first + rows < j_end ? j_first + rows : j_end;  // exclusive
@@ -269,25 +275,41 @@ struct LineStencil {
     // non-temporal stores might alias them (4 more of the loop's 19 loads per cache line of f).
     const StencilCoeffs<T> coeffs = a;
     for (int j = j_first; j < j_last; ++j) {
-      const std::ptrdiff_t start = i * sx + j * sy + k * sz;
+      const std::ptrdiff_t start =
+          (z_lines ? first_plane * sx + begin * sz : begin * sx + first_plane * sz) + j * sy;
       const T* KOKKOS_RESTRICT c = u.data() + start;
       T* KOKKOS_RESTRICT out = f.data() + start;
-      if (z_lines)
-        store_line<Streaming>(
-            out, n,
-            [c, sx, sy, coeffs](const int q) {
-              return stencil7(c[q], c[q - sx], c[q + sx], c[q - sy], c[q + sy], c[q - 1], c[q + 1],
-                              coeffs);
-            },
-            c + sx);
-      else
-        store_line<Streaming>(
-            out, n,
-            [c, sy, sz, coeffs](const int q) {
-              return stencil7(c[q], c[q - 1], c[q + 1], c[q - sy], c[q + sy], c[q - sz], c[q + sz],
-                              coeffs);
-            },
-            c + sz);
+#ifdef KSTENCIL_HOST_AVX512_LINES
+      if (Streaming) {
+        if (planes == Planes && (Planes == 1 || s_stride * sizeof(T) % cache_line_bytes == 0)) {
+          stencil_lines_avx512<Planes, z_lines>(c, out, n, s_stride, sy, coeffs);
+        } else {
+          for (int p = 0; p < planes; ++p)
+            stencil_lines_avx512<1, z_lines>(c + p * s_stride, out + p * s_stride, n, s_stride, sy,
+                                             coeffs);
+        }
+        continue;
+      }
+#endif
+      for (int p = 0; p < planes; ++p) {
+        const T* KOKKOS_RESTRICT cp = c + p * s_stride;
+        if (z_lines)
+          store_line<Streaming>(
+              out + p * s_stride, n,
+              [cp, sx, sy, coeffs](const int q) {
+                return stencil7(cp[q], cp[q - sx], cp[q + sx], cp[q - sy], cp[q + sy], cp[q - 1],
+                                cp[q + 1], coeffs);
+              },
+              cp + sx);
+        else
+          store_line<Streaming>(
+              out + p * s_stride, n,
+              [cp, sy, sz, coeffs](const int q) {
+                return stencil7(cp[q], cp[q - 1], cp[q + 1], cp[q - sy], cp[q + sy], cp[q - sz],
+                                cp[q + sz], coeffs);
+              },
+              cp + sz);
+      }
     }
     fence_streamed_stores<Streaming>();
   }
@@ -522,13 +544,14 @@ using LinePolicy =
 // planes marches a block of rows through the planes and reads each plane's rows as neighbours from
 // the L2 (2.5D blocking: the host default on hosts with 8 or more hardware threads; on the 2-core
 // development machine slower than Kokkos' default tile, docs/PERFORMANCE.md).
-inline LinePolicy line_policy(const Box& box, Layout layout, const int rows,
+inline LinePolicy line_policy(const Box& box, Layout layout, const int rows, const int planes,
                               const std::array<std::int64_t, 3>& axis_tile) {
   const int slow = layout == Layout::right ? 0 : 2;
   const Index blocks = (box.extent(1) + rows - 1) / rows;
-  return LinePolicy({static_cast<int>(box.lo[slow]), 0},
-                    {static_cast<int>(box.hi[slow]), static_cast<int>(blocks)},
-                    {static_cast<int>(axis_tile[slow]), static_cast<int>(axis_tile[1])});
+  const Index plane_blocks = (box.extent(slow) + planes - 1) / planes;
+  const Index tile_plane_blocks = (axis_tile[slow] + planes - 1) / planes;
+  return LinePolicy({0, 0}, {static_cast<int>(plane_blocks), static_cast<int>(blocks)},
+                    {static_cast<int>(tile_plane_blocks), static_cast<int>(axis_tile[1])});
 }
 
 // Calls body(std::integral_constant<int, V>) for the V of Values equal to `value`; false if none
@@ -653,12 +676,17 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
     const Box box = grid.to_local(laplacian_update_box(grid));
     if (box.empty()) return;
     const int contiguous = config.layout == Layout::right ? 2 : 0;
+    const int slow = 2 - contiguous;
     dispatch_store_kind(config.streaming_stores, [&](auto streaming) {
-      Kokkos::parallel_for(
-          "kstencil::laplacian::line", line_policy(box, config.layout, config.m, config.tile),
-          LineStencil<T, KokkosLayout, decltype(streaming)::value>{
-              u, f, a, static_cast<int>(box.lo[contiguous]), static_cast<int>(box.hi[contiguous]),
-              static_cast<int>(box.lo[1]), static_cast<int>(box.hi[1]), config.m});
+      dispatch_slow_points_per_item(config.m_slow, [&](auto planes) {
+        Kokkos::parallel_for(
+            "kstencil::laplacian::line",
+            line_policy(box, config.layout, config.m, config.m_slow, config.tile),
+            LineStencil<T, KokkosLayout, decltype(streaming)::value, decltype(planes)::value>{
+                u, f, a, static_cast<int>(box.lo[contiguous]), static_cast<int>(box.hi[contiguous]),
+                static_cast<int>(box.lo[1]), static_cast<int>(box.hi[1]),
+                static_cast<int>(box.lo[slow]), static_cast<int>(box.hi[slow]), config.m});
+      });
     });
     return;
   }

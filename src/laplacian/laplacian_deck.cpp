@@ -22,11 +22,11 @@ const Schema& laplacian_schema() {
            "kernel variant; auto = the backend's default configuration (ignores tile, "
            "launch_bounds, m, m_slow, blocks_per_item, parts, parts_in_one_launch, "
            "streaming_stores, zero_row_ends); "
-           "line = one work item per m rows along y of one plane, each row a whole line of the "
-           "contiguous axis; tile = planes of the slowest axis by work items along y per tile, "
-           "swept row block by row block through the planes (0 = Kokkos' default; ignores the "
-           "contiguous axis' tile entry, iterate, launch_bounds, m_slow, blocks_per_item, "
-           "parts, parts_in_one_launch, zero_row_ends); march = one work "
+           "line = one work item per m rows along y of m_slow planes, each row a whole line of "
+           "the contiguous axis; tile = planes of the slowest axis by work items along y per "
+           "tile, swept row block by row block through the planes (0 = Kokkos' default; ignores "
+           "the contiguous axis' tile entry, iterate, launch_bounds, blocks_per_item, parts, "
+           "parts_in_one_launch, zero_row_ends); march = one work "
            "item per block of m points along y, marching along the slowest axis through a slab "
            "(ignores iterate, m_slow, blocks_per_item, parts_in_one_launch, zero_row_ends and the "
            "slowest axis' tile "
@@ -44,7 +44,8 @@ const Schema& laplacian_schema() {
        Key("kernel", "m_slow", T::integer, "1",
            "points per work item along the slowest axis (x in layout right, z in layout left) "
            "for register-blocked and subdomain: a work item updates an m x m_slow block (at most "
-           "16 points) and shares the centre values between its points")
+           "16 points) and shares the centre values between its points; line: planes per work "
+           "item, whose rows an AVX-512 host updates together")
            .int_choices({1, 2, 4}),
        Key("kernel", "blocks_per_item", T::integer, "1",
            "register-blocked, subdomain: m x m_slow blocks a work item updates one after another "

@@ -179,7 +179,7 @@ std::vector<LaunchShape> laplacian_launch_shapes(const LaplacianKernelConfig& co
   if (config.variant == LaplacianVariant::line) {
     const Box box = grid.to_local(laplacian_update_box(grid));
     if (box.empty()) return shapes;
-    const LinePolicy policy = line_policy(box, config.layout, config.m, config.tile);
+    const LinePolicy policy = line_policy(box, config.layout, config.m, config.m_slow, config.tile);
     LaunchShape shape;
     for (int d = 0; d < 2; ++d) {
       shape.tile[d] = policy.m_tile[d];

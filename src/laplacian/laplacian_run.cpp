@@ -100,6 +100,15 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // against 0.73 with 8 threads at 384^3; at 256^3 they were level (docs/PERFORMANCE.md). On the
   // 2-core development machine (Zen 3) 16-row blocks moved 2-15% less than Kokkos' tile in 5
   // alternating runs, so smaller hosts keep Kokkos' default tile.
+  // With AVX-512 a work item updates 4 planes' rows together (stencil_lines_avx512): on the
+  // 2-core Xeon development machine (2 threads, 3 alternating series, 384^3 and 512^3, both
+  // layouts) 31.3-33.8 GB/s, 0.59-0.67 of the same-run copy, against 24.7-25.9 GB/s (0.47-0.51)
+  // one plane at a time; on the GPU machine's Xeon host with 2 threads 0.54-0.67 against
+  // 0.45-0.50 (4 pairs). With 16 threads there it was behind at 384^3 and ahead at 512^3 (2
+  // series), so hosts with many threads keep one plane per work item (docs/PERFORMANCE.md).
+  if (!limits.gpu && host_avx512_lines_compiled() &&
+      limits.host_hardware_threads < y_blocks_min_host_threads)
+    config.m_slow = 4;
   if (!limits.gpu && limits.host_hardware_threads >= y_blocks_min_host_threads) {
     config.tile =
         many_core_host_tile(grid.to_local(laplacian_update_box(grid)), layout, limits.concurrency,
@@ -285,8 +294,10 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
     const Box box = laplacian_update_box(s.grid);
     const std::int64_t length = box.extent(z_lines ? 2 : 0);
     const std::int64_t rows = std::min<std::int64_t>(policy_tile[1] * s.kernel.m, box.extent(1));
-    axis_tile = z_lines ? std::array<std::int64_t, 3>{policy_tile[0], rows, length}
-                        : std::array<std::int64_t, 3>{length, rows, policy_tile[0]};
+    const std::int64_t planes =
+        std::min<std::int64_t>(policy_tile[0] * s.kernel.m_slow, box.extent(z_lines ? 0 : 2));
+    axis_tile = z_lines ? std::array<std::int64_t, 3>{planes, rows, length}
+                        : std::array<std::int64_t, 3>{length, rows, planes};
   }
   if (march) {
     const std::int64_t slab = laplacian_detail::plan_march(s.kernel, s.grid).slab;
@@ -409,7 +420,9 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
           << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none");
     const bool blocked = s.kernel.variant != LaplacianVariant::mdrange && !line && !scratch;
     if (blocked) out << ", m " << s.kernel.m;
-    if (line) out << ", " << s.kernel.m << (s.kernel.m == 1 ? " row" : " rows") << " per work item";
+    if (line)
+      out << ", " << s.kernel.m << (s.kernel.m == 1 ? " row" : " rows") << " of " << s.kernel.m_slow
+          << (s.kernel.m_slow == 1 ? " plane" : " planes") << " per work item";
     if (blocked && !march && s.kernel.m_slow > 1) out << " x m_slow " << s.kernel.m_slow;
     if (blocked && !march && s.kernel.blocks_per_item > 1)
       out << ", " << s.kernel.blocks_per_item << " blocks per work item";

@@ -1,0 +1,144 @@
+#pragma once
+// The line kernel's rows on hosts with AVX-512: a row of several planes at once, written whole
+// cache lines at a time through non-temporal stores. Each vector of the centre line is loaded
+// once and serves as its own plane's centre, the neighbouring planes' slowest-axis neighbour and
+// (shifted by one lane against the vectors before and after it) its contiguous-axis neighbours,
+// so a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector. On the
+// 2-core Xeon development machine (384^3 doubles, y blocks of 32 rows) 4 planes at once moved
+// 35.2 GB/s against 29.5 for one plane, and a plane's contiguous neighbours by lane shifts 34.8
+// against 32.3 for unaligned loads (docs/PERFORMANCE.md, host section).
+#include "core/stores.hpp"
+#include "laplacian/laplacian.hpp"
+
+#if defined(KSTENCIL_HOST_STREAMING_STORES) && defined(__AVX512F__)
+#define KSTENCIL_HOST_AVX512_LINES 1
+#endif
+
+namespace kstencil {
+// Whether this build's host line kernels with streaming stores run stencil_lines_avx512.
+constexpr bool host_avx512_lines_compiled() {
+#ifdef KSTENCIL_HOST_AVX512_LINES
+  return true;
+#else
+  return false;
+#endif
+}
+}  // namespace kstencil
+
+#ifdef KSTENCIL_HOST_AVX512_LINES
+
+namespace kstencil {
+namespace laplacian_detail {
+
+template <class T>
+struct Zmm;
+
+template <>
+struct Zmm<double> {
+  using V = __m512d;
+  static constexpr int width = 8;
+  static V load(const double* p) { return _mm512_loadu_pd(p); }
+  static V splat(double v) { return _mm512_set1_pd(v); }
+  static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
+  // The elements one before (one after) those of `at`, given the vectors before and after it. The
+  // masked form with every lane selected is the same instruction; g++ 12 warns that the unmasked
+  // intrinsic's internal undefined operand may be used uninitialized.
+  static V shifted_back(V before, V at) {
+    const __m512i a = _mm512_castpd_si512(at);
+    return _mm512_castsi512_pd(_mm512_mask_alignr_epi64(a, 0xff, a, _mm512_castpd_si512(before), 7));
+  }
+  static V shifted_on(V at, V after) {
+    const __m512i a = _mm512_castpd_si512(at);
+    return _mm512_castsi512_pd(_mm512_mask_alignr_epi64(a, 0xff, _mm512_castpd_si512(after), a, 1));
+  }
+};
+
+template <>
+struct Zmm<float> {
+  using V = __m512;
+  static constexpr int width = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V splat(float v) { return _mm512_set1_ps(v); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
+  static V shifted_back(V before, V at) {
+    const __m512i a = _mm512_castps_si512(at);
+    return _mm512_castsi512_ps(
+        _mm512_mask_alignr_epi32(a, 0xffff, a, _mm512_castps_si512(before), 15));
+  }
+  static V shifted_on(V at, V after) {
+    const __m512i a = _mm512_castps_si512(at);
+    return _mm512_castsi512_ps(
+        _mm512_mask_alignr_epi32(a, 0xffff, _mm512_castps_si512(after), a, 1));
+  }
+};
+
+// out[p * ss + q] = the stencil at c[p * ss + q] for the planes p in [0, S) and q in [0, n): lines
+// along the contiguous axis (stride 1), planes ss apart along the slowest axis, rows sy apart.
+// ZLines: the contiguous axis is z and the slowest x (LayoutRight), else x and z (LayoutLeft);
+// the sum runs in stencil7's order, so the results are bitwise those of the other kernels. Every
+// plane's output must lie at the same offset from a cache-line boundary (ss * sizeof(T) a multiple
+// of 64 bytes, or S = 1). The vectors before the first and after the last point read up to one
+// vector beyond the line, within the boundary or halo points around the update box. The caller
+// fences the non-temporal stores.
+template <int S, bool ZLines, class T>
+inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
+                                 const std::ptrdiff_t ss, const std::ptrdiff_t sy,
+                                 const StencilCoeffs<T>& a) {
+  using Z = Zmm<T>;
+  using V = typename Z::V;
+  constexpr int W = Z::width;
+  const auto point = [=](const T* cp, const int q) {
+    return ZLines ? stencil7(cp[q], cp[q - ss], cp[q + ss], cp[q - sy], cp[q + sy], cp[q - 1],
+                             cp[q + 1], a)
+                  : stencil7(cp[q], cp[q - 1], cp[q + 1], cp[q - sy], cp[q + sy], cp[q - ss],
+                             cp[q + ss], a);
+  };
+  const int head = points_before_line_boundary(out, n);
+  int q = 0;
+  for (; q < head; ++q)
+    for (int p = 0; p < S; ++p) out[p * ss + q] = point(c + p * ss, q);
+  if (q + W <= n) {
+    const V along_x = Z::splat(a.x), along_y = Z::splat(a.y), along_z = Z::splat(a.z),
+            centre = Z::splat(a.center);
+    V before[S], at[S];
+    for (int p = 0; p < S; ++p) {
+      before[p] = Z::load(c + p * ss + q - W);
+      at[p] = Z::load(c + p * ss + q);
+    }
+    for (; q + W <= n; q += W) {
+      _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(c + S * ss + q) +
+                                                 read_ahead_bytes),
+                   _MM_HINT_T0);
+      V column[S + 2];  // the line's vectors at q in planes -1 .. S
+      column[0] = Z::load(c - ss + q);
+      for (int p = 0; p < S; ++p) column[p + 1] = at[p];
+      column[S + 1] = Z::load(c + S * ss + q);
+      for (int p = 0; p < S; ++p) {
+        const T* cp = c + p * ss;
+        const V after = Z::load(cp + q + W);
+        const V line_pair = Z::add(Z::shifted_back(before[p], at[p]), Z::shifted_on(at[p], after));
+        const V slow_pair = Z::add(column[p], column[p + 2]);
+        const V y_pair = Z::add(Z::load(cp + q - sy), Z::load(cp + q + sy));
+        // The slowest axis is x for z lines, z for x lines.
+        const V x_pair = ZLines ? slow_pair : line_pair, z_pair = ZLines ? line_pair : slow_pair;
+        V sum = Z::mul(at[p], centre);
+        sum = Z::add(sum, Z::mul(x_pair, along_x));
+        sum = Z::add(sum, Z::mul(y_pair, along_y));
+        sum = Z::add(sum, Z::mul(z_pair, along_z));
+        Z::stream(out + p * ss + q, sum);
+        before[p] = at[p];
+        at[p] = after;
+      }
+    }
+  }
+  for (; q < n; ++q)
+    for (int p = 0; p < S; ++p) out[p * ss + q] = point(c + p * ss, q);
+}
+
+}  // namespace laplacian_detail
+}  // namespace kstencil
+#endif
