@@ -47,7 +47,8 @@ struct Zmm<double> {
   // intrinsic's internal undefined operand may be used uninitialized.
   static V shifted_back(V before, V at) {
     const __m512i a = _mm512_castpd_si512(at);
-    return _mm512_castsi512_pd(_mm512_mask_alignr_epi64(a, 0xff, a, _mm512_castpd_si512(before), 7));
+    return _mm512_castsi512_pd(
+        _mm512_mask_alignr_epi64(a, 0xff, a, _mm512_castpd_si512(before), 7));
   }
   static V shifted_on(V at, V after) {
     const __m512i a = _mm512_castpd_si512(at);
