@@ -588,6 +588,71 @@ TEST_CASE("the host default: line kernels of 16 rows per work item with streamin
 }
 
 TEST_CASE(
+    "the host default on AVX-512 hosts with few threads: 4 planes per work item, row blocks whose "
+    "six planes fit half the core's L2",
+    "[laplacian]") {
+  ExecLimits host;
+  host.backend = "OpenMP";
+  host.concurrency = 2;
+  host.host_hardware_threads = 2;
+  using Tile = std::array<std::int64_t, 3>;
+  const auto config = [&](const Grid& grid, Layout layout, int element_bytes) {
+    return default_laplacian_kernel(
+        host, layout, resolve_mapping(layout, IterOrder::automatic, false), grid, element_bytes);
+  };
+  const Grid cube = Grid::whole({384, 384, 384}, {0, 0, 0}, {1, 1, 1});
+  const Grid big_cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
+  const Tile kokkos_tile{0, 0, 0};
+  host.core_cache_bytes = 2 << 20;
+  if (!host_avx512_lines_compiled()) {
+    // One plane at a time and Kokkos' tile.
+    CHECK(config(cube, Layout::right, 8).m_slow == 1);
+    CHECK(config(cube, Layout::right, 8).tile == kokkos_tile);
+    return;
+  }
+  // 2 MiB of L2, 384^3 double: six planes' rows of 386 doubles take 18.5 kB, so 54 rows fit in 1
+  // MiB: 3 work items of 16 rows, through 191 planes per thread. 512^3: 40 rows, 2 items. Float
+  // (rows of half the bytes): 111 rows, 6 items.
+  CHECK(config(cube, Layout::right, 8).m_slow == 4);
+  CHECK(config(cube, Layout::right, 8).tile == Tile{191, 3, 0});
+  CHECK(config(cube, Layout::left, 8).tile == Tile{0, 3, 191});
+  CHECK(config(big_cube, Layout::right, 8).tile == Tile{255, 2, 0});
+  CHECK(config(cube, Layout::right, 4).tile == Tile{191, 6, 0});
+  // An L2 too small for one work item's rows, or unknown: Kokkos' tile.
+  host.core_cache_bytes = 128 << 10;
+  CHECK(config(cube, Layout::right, 8).tile == kokkos_tile);
+  host.core_cache_bytes = 0;
+  CHECK(config(cube, Layout::right, 8).tile == kokkos_tile);
+
+  // The tiles on a grid small enough to verify, every point against the reference bitwise and
+  // nothing written outside the update box: 27 x 43 x 36 updated points (layout left: 36 planes
+  // of rows of 27), 3 work items of rows. Six planes' rows of 38 (left: 29) doubles take 1824
+  // (1392) bytes: half of 80 KiB holds 22 (29) of them, so blocks of 1 item; half of 160 KiB 44
+  // (58), 2 items (3); half of 1 MiB all 3 items.
+  const Grid grid = Grid::whole({29, 45, 38}, {0, 0, 0}, {0.1, 0.2, 0.3});
+  struct Case {
+    std::int64_t cache;
+    Layout layout;
+    Tile tile;
+  };
+  for (const Case& c :
+       {Case{0, Layout::right, kokkos_tile}, Case{80 << 10, Layout::right, {14, 1, 0}},
+        Case{80 << 10, Layout::left, {0, 1, 18}}, Case{160 << 10, Layout::right, {14, 2, 0}},
+        Case{160 << 10, Layout::left, {0, 3, 18}}, Case{1 << 20, Layout::right, {14, 3, 0}}}) {
+    host.core_cache_bytes = c.cache;
+    const auto k = config(grid, c.layout, 8);
+    INFO("L2 " << c.cache << " layout " << to_string(c.layout));
+    CHECK(k.tile == c.tile);
+    const auto v = c.layout == Layout::right
+                       ? verify_laplacian<double, Kokkos::LayoutRight>(k, grid, TestField::sine)
+                       : verify_laplacian<double, Kokkos::LayoutLeft>(k, grid, TestField::sine);
+    CHECK(v.passed);
+    CHECK(v.reference_mismatches == 0);
+    CHECK(v.untouched_violations == 0);
+  }
+}
+
+TEST_CASE(
     "the host default on hosts with 8 or more hardware threads: y blocks marched through plane "
     "chunks, as tall as a quarter of the core's L2 allows",
     "[laplacian]") {

@@ -63,6 +63,28 @@ std::array<std::int64_t, 3> many_core_host_tile(const Box& box, Layout layout, i
   return tile;
 }
 
+// The host default's tile where a work item updates several planes together and the threads are
+// few (x y z, in the line policy's units): each thread a chunk of planes, swept in blocks of rows
+// whose planes_per_item + 2 planes fit half a core's L2, so that the two planes beside a block of
+// planes come from the L2 when the next block reads them again. Kokkos' tile where the L2 is
+// unknown or not even one work item's rows fit.
+std::array<std::int64_t, 3> few_core_host_tile(const Box& box, Layout layout, int threads,
+                                               std::int64_t core_cache_bytes, int element_bytes,
+                                               int rows_per_item, int planes_per_item) {
+  const int slow = layout == Layout::right ? 0 : 2;
+  const int contiguous = 2 - slow;
+  const std::int64_t plane_row_bytes =
+      (planes_per_item + 2) * (box.extent(contiguous) + 2) * element_bytes;
+  const std::int64_t rows = core_cache_bytes / 2 / plane_row_bytes - 2;
+  const std::int64_t items = std::min<std::int64_t>(
+      rows / rows_per_item, (box.extent(1) + rows_per_item - 1) / rows_per_item);
+  if (core_cache_bytes <= 0 || items < 1) return {0, 0, 0};
+  std::array<std::int64_t, 3> tile{0, items, 0};
+  const std::int64_t t = std::max(threads, 1);
+  tile[slow] = (box.extent(slow) + t - 1) / t;
+  return tile;
+}
+
 // The automatic part count of `config`'s variant: march slabs fill the device; the other variants'
 // y parts keep the planes a work item reads (its extent along the slowest axis plus one either
 // side) within the last-level cache.
@@ -106,9 +128,17 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // one plane at a time; on the GPU machine's Xeon host with 2 threads 0.54-0.67 against
   // 0.45-0.50 (4 pairs). With 16 threads there it was behind at 384^3 and ahead at 512^3 (2
   // series), so hosts with many threads keep one plane per work item (docs/PERFORMANCE.md).
+  // With those 4 planes, blocks of 32-64 rows through a thread's share of the planes moved 2-5%
+  // more than Kokkos' tile (16-row blocks were level); the rule (few_core_host_tile: 48 rows at
+  // 384^3, 32 at 512^3) was ahead in all 8 pairs of 2 alternating series, both layouts, FOM
+  // 1.02-1.05x (0.579-0.664 of the same-run copy against 0.575-0.634), float +4%, level at 256^3.
   if (!limits.gpu && host_avx512_lines_compiled() &&
-      limits.host_hardware_threads < y_blocks_min_host_threads)
+      limits.host_hardware_threads < y_blocks_min_host_threads) {
     config.m_slow = 4;
+    config.tile =
+        few_core_host_tile(grid.to_local(laplacian_update_box(grid)), layout, limits.concurrency,
+                           limits.core_cache_bytes, element_bytes, config.m, config.m_slow);
+  }
   if (!limits.gpu && limits.host_hardware_threads >= y_blocks_min_host_threads) {
     config.tile =
         many_core_host_tile(grid.to_local(laplacian_update_box(grid)), layout, limits.concurrency,
