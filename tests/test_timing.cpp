@@ -83,18 +83,21 @@ TEST_CASE("the copy ceiling alone runs no launches and needs a timed round", "[t
   CHECK_THROWS_AS(time_with_copy_ceiling(1 << 12, 8, 1, 0, {}), std::invalid_argument);
 }
 
-TEST_CASE("copy_line_in_parts copies exactly its range at every alignment and length", "[timing]") {
-  // The copy ceiling's kernel: every start offset within a cache line, lengths with fewer whole
-  // lines than parts, exactly as many, and parts of several lines with a remainder, in both
-  // precisions. The elements around the range keep their sentinel.
-  const auto check = [](auto zero) {
+// Copies `lengths` elements with copy(out, in, n) from every start offset within a cache line (16
+// elements), in both precisions, into a buffer of `size` elements: the range must hold the input
+// and every element around it keep its sentinel.
+template <class Copy>
+void check_copy_at_every_alignment(const Copy& copy, const std::vector<int>& lengths,
+                                   std::size_t size) {
+  INFO("non-temporal host stores compiled: " << host_streaming_stores_compiled());
+  const auto check = [&](auto zero) {
     using T = decltype(zero);
-    std::vector<T> in(1024), out(1024);
+    std::vector<T> in(size), out(size);
     for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<T>(i + 1);
     for (int offset = 0; offset < 16; ++offset)
-      for (int n : {0, 1, 9, 31, 32, 64, 65, 129, 300, 515, 1000}) {
+      for (int n : lengths) {
         std::fill(out.begin(), out.end(), T(-1));
-        copy_line_in_parts<true, 4>(out.data() + offset, in.data() + offset, n);
+        copy(out.data() + offset, static_cast<const T*>(in.data() + offset), n);
         fence_streamed_stores<true>();
         std::size_t wrong = 0;
         for (int i = 0; i < static_cast<int>(out.size()); ++i)
@@ -107,27 +110,17 @@ TEST_CASE("copy_line_in_parts copies exactly its range at every alignment and le
   check(0.0f);
 }
 
+TEST_CASE("copy_line_in_parts copies exactly its range at every alignment and length", "[timing]") {
+  // The copy ceiling's kernel: lengths with fewer whole lines than parts, exactly as many, and
+  // parts of several lines with a remainder.
+  check_copy_at_every_alignment(
+      [](auto* out, const auto* in, int n) { copy_line_in_parts<true, 4>(out, in, n); },
+      {0, 1, 9, 31, 32, 64, 65, 129, 300, 515, 1000}, 1024);
+}
+
 TEST_CASE("copy_line copies exactly its range at every alignment and length", "[timing]") {
-  // The copy ceiling's kernel streams through copy_line on AVX hosts; every start offset within a
-  // cache line and lengths with no, one or several whole lines besides the partial ones at both
-  // ends, in both precisions. The elements around the range keep their sentinel.
-  INFO("non-temporal host stores compiled: " << host_streaming_stores_compiled());
-  const auto check = [](auto zero) {
-    using T = decltype(zero);
-    std::vector<T> in(256), out(256);
-    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<T>(i + 1);
-    for (int offset = 0; offset < 16; ++offset)
-      for (int n : {0, 1, 7, 8, 15, 16, 17, 33, 64, 100}) {
-        std::fill(out.begin(), out.end(), T(-1));
-        copy_line<true>(out.data() + offset, in.data() + offset, n);
-        fence_streamed_stores<true>();
-        std::size_t wrong = 0;
-        for (int i = 0; i < static_cast<int>(out.size()); ++i)
-          wrong += out[i] != (i >= offset && i < offset + n ? in[i] : T(-1));
-        INFO("offset " << offset << " n " << n << " element bytes " << sizeof(T));
-        REQUIRE(wrong == 0);
-      }
-  };
-  check(0.0);
-  check(0.0f);
+  // Lengths with no, one or several whole lines besides the partial ones at both ends.
+  check_copy_at_every_alignment(
+      [](auto* out, const auto* in, int n) { copy_line<true>(out, in, n); },
+      {0, 1, 7, 8, 15, 16, 17, 33, 64, 100}, 256);
 }
