@@ -538,12 +538,14 @@ using LinePolicy =
                           Kokkos::IndexType<int>>;
 
 // The line variant's launch over `box` (local indices) for fields of `layout` in work items of
-// `rows` rows, tiled by `axis_tile` (x, y, z; the slowest axis' entry in planes, y's in work
-// items, 0 = Kokkos' default: 2 planes by all of a plane's work items on hosts). Within a tile a
-// thread sweeps the tile's rows of one plane, then of the next, so a tile of a few rows by many
-// planes marches a block of rows through the planes and reads each plane's rows as neighbours from
-// the L2 (2.5D blocking: the host default on hosts with 8 or more hardware threads; on the 2-core
-// development machine slower than Kokkos' default tile, docs/PERFORMANCE.md).
+// `rows` rows of `planes` planes, tiled by `axis_tile` (x, y, z; the slowest axis' entry in planes,
+// rounded up to whole work items, y's in work items, 0 = Kokkos' default: 2 work items along the
+// slowest axis by all of a plane's work items on hosts). Within a tile a thread sweeps the tile's
+// rows of one block of planes, then of the next, so a tile of a few rows by many planes marches a
+// block of rows through the planes and reads each plane's rows as neighbours from the L2 (2.5D
+// blocking: the host default on hosts with 8 or more hardware threads, and with 4 planes per work
+// item on AVX-512 hosts with fewer; with one plane per work item on the Zen 3 development machine
+// slower than Kokkos' default tile, docs/PERFORMANCE.md).
 inline LinePolicy line_policy(const Box& box, Layout layout, const int rows, const int planes,
                               const std::array<std::int64_t, 3>& axis_tile) {
   const int slow = layout == Layout::right ? 0 : 2;

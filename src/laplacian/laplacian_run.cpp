@@ -121,7 +121,8 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // alternating runs per layout reached 0.81-0.83 against 0.78-0.79 at 384^3 and 512^3 and 0.82
   // against 0.73 with 8 threads at 384^3; at 256^3 they were level (docs/PERFORMANCE.md). On the
   // 2-core development machine (Zen 3) 16-row blocks moved 2-15% less than Kokkos' tile in 5
-  // alternating runs, so smaller hosts keep Kokkos' default tile.
+  // alternating runs, so smaller hosts keep Kokkos' default tile unless they run 4 planes per
+  // work item (below).
   // With AVX-512 a work item updates 4 planes' rows together (stencil_lines_avx512): on the
   // 2-core Xeon development machine (2 threads, 3 alternating series, 384^3 and 512^3, both
   // layouts) 31.3-33.8 GB/s, 0.59-0.67 of the same-run copy, against 24.7-25.9 GB/s (0.47-0.51)
