@@ -86,13 +86,6 @@ using StencilInput = Kokkos::View<const T***, KokkosLayout,
 template <class T, class KokkosLayout>
 using StencilOutput = Kokkos::View<T***, KokkosLayout, Kokkos::MemoryTraits<Kokkos::Restrict>>;
 
-// Kernels that walk the slowest axis, y and the contiguous axis (x, y, z in LayoutRight; z, y, x in
-// LayoutLeft) index fields and evaluate the stencil by those roles through the two helpers below.
-template <class KokkosLayout>
-KOKKOS_FORCEINLINE_FUNCTION constexpr bool x_is_slowest() {
-  return std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
-}
-
 // v at slowest-axis index s, y index j, contiguous index c.
 template <class View>
 KOKKOS_FORCEINLINE_FUNCTION decltype(auto) at_slow_y_contiguous(const View& v, const int s,
@@ -108,16 +101,6 @@ KOKKOS_FORCEINLINE_FUNCTION std::ptrdiff_t offset_slow_y_contiguous(const View& 
   return static_cast<std::ptrdiff_t>(x_slowest ? s : c) * v.stride(0) +
          static_cast<std::ptrdiff_t>(j) * v.stride(1) +
          static_cast<std::ptrdiff_t>(x_slowest ? c : s) * v.stride(2);
-}
-
-// stencil7 with the neighbours given by axis role, passed on in stencil7's x, y, z order.
-template <class KokkosLayout, class T>
-KOKKOS_FORCEINLINE_FUNCTION T stencil7_by_role(const T centre, const T s_minus, const T s_plus,
-                                               const T y_minus, const T y_plus, const T c_minus,
-                                               const T c_plus, const StencilCoeffs<T>& a) {
-  return x_is_slowest<KokkosLayout>()
-             ? stencil7(centre, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, a)
-             : stencil7(centre, c_minus, c_plus, y_minus, y_plus, s_minus, s_plus, a);
 }
 
 // One point per work item.
@@ -282,33 +265,25 @@ struct LineStencil {
 #ifdef KSTENCIL_HOST_AVX512_LINES
       if (Streaming) {
         if (planes == Planes && (Planes == 1 || s_stride * sizeof(T) % cache_line_bytes == 0)) {
-          stencil_lines_avx512<Planes, z_lines>(c, out, n, s_stride, sy, coeffs);
+          stencil_lines_avx512<Planes, KokkosLayout>(c, out, n, s_stride, sy, coeffs);
         } else {
           for (int p = 0; p < planes; ++p)
-            stencil_lines_avx512<1, z_lines>(c + p * s_stride, out + p * s_stride, n, s_stride, sy,
-                                             coeffs);
+            stencil_lines_avx512<1, KokkosLayout>(c + p * s_stride, out + p * s_stride, n, s_stride,
+                                                  sy, coeffs);
         }
         continue;
       }
 #endif
       for (int p = 0; p < planes; ++p) {
         const T* KOKKOS_RESTRICT cp = c + p * s_stride;
-        if (z_lines)
-          store_line<Streaming>(
-              out + p * s_stride, n,
-              [cp, sx, sy, coeffs](const int q) {
-                return stencil7(cp[q], cp[q - sx], cp[q + sx], cp[q - sy], cp[q + sy], cp[q - 1],
-                                cp[q + 1], coeffs);
-              },
-              cp + sx);
-        else
-          store_line<Streaming>(
-              out + p * s_stride, n,
-              [cp, sy, sz, coeffs](const int q) {
-                return stencil7(cp[q], cp[q - 1], cp[q + 1], cp[q - sy], cp[q + sy], cp[q - sz],
-                                cp[q + sz], coeffs);
-              },
-              cp + sz);
+        store_line<Streaming>(
+            out + p * s_stride, n,
+            [cp, s_stride, sy, coeffs](const int q) {
+              return stencil7_by_role<KokkosLayout>(cp[q], cp[q - s_stride], cp[q + s_stride],
+                                                    cp[q - sy], cp[q + sy], cp[q - 1], cp[q + 1],
+                                                    coeffs);
+            },
+            cp + s_stride);
       }
     }
     fence_streamed_stores<Streaming>();

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/exec_space.hpp"
@@ -85,6 +86,24 @@ template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T stencil7(const T c, const T xm, const T xp, const T ym, const T yp,
                                        const T zm, const T zp, const StencilCoeffs<T>& a) {
   return c * a.center + (xm + xp) * a.x + (ym + yp) * a.y + (zm + zp) * a.z;
+}
+
+// Kernels that walk the slowest axis, y and the contiguous axis (x, y, z in LayoutRight; z, y, x in
+// LayoutLeft) index fields by those roles (kernels.hpp) and evaluate the stencil by them through
+// stencil7_by_role.
+template <class KokkosLayout>
+KOKKOS_FORCEINLINE_FUNCTION constexpr bool x_is_slowest() {
+  return std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+}
+
+// stencil7 with the neighbours given by axis role, passed on in stencil7's x, y, z order.
+template <class KokkosLayout, class T>
+KOKKOS_FORCEINLINE_FUNCTION T stencil7_by_role(const T centre, const T s_minus, const T s_plus,
+                                               const T y_minus, const T y_plus, const T c_minus,
+                                               const T c_plus, const StencilCoeffs<T>& a) {
+  return x_is_slowest<KokkosLayout>()
+             ? stencil7(centre, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, a)
+             : stencil7(centre, c_minus, c_plus, y_minus, y_plus, s_minus, s_plus, a);
 }
 
 // Points the Laplacian updates on this rank: interior of the domain within the owned box.

@@ -4,9 +4,10 @@
 // once and serves as its own plane's centre, the neighbouring planes' slowest-axis neighbour and
 // (shifted by one lane against the vectors before and after it) its contiguous-axis neighbours,
 // so a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector. On the
-// 2-core Xeon development machine (384^3 doubles, y blocks of 32 rows) 4 planes at once moved
-// 35.2 GB/s against 29.5 for one plane, and a plane's contiguous neighbours by lane shifts 34.8
-// against 32.3 for unaligned loads (docs/PERFORMANCE.md, host section).
+// 2-core Xeon development machine 4 planes at once moved 1.22-1.34 times the bytes per second of
+// one plane (384^3 and 512^3, both layouts, 3 alternating series), and in the probe a plane's
+// contiguous neighbours by lane shifts 34.8 GB/s against 32.3 for unaligned loads
+// (docs/PERFORMANCE.md, host section).
 #include "core/stores.hpp"
 #include "laplacian/laplacian.hpp"
 
@@ -79,24 +80,23 @@ struct Zmm<float> {
 
 // out[p * ss + q] = the stencil at c[p * ss + q] for the planes p in [0, S) and q in [0, n): lines
 // along the contiguous axis (stride 1), planes ss apart along the slowest axis, rows sy apart.
-// ZLines: the contiguous axis is z and the slowest x (LayoutRight), else x and z (LayoutLeft);
-// the sum runs in stencil7's order, so the results are bitwise those of the other kernels. Every
-// plane's output must lie at the same offset from a cache-line boundary (ss * sizeof(T) a multiple
-// of 64 bytes, or S = 1). The vectors before the first and after the last point read up to one
-// vector beyond the line, within the boundary or halo points around the update box. The caller
-// fences the non-temporal stores.
-template <int S, bool ZLines, class T>
+// Lines run along z with the slowest axis x for LayoutRight fields, along x with z slowest for
+// LayoutLeft; the sum runs in stencil7's order, so the results are bitwise those of the other
+// kernels. Every plane's output must lie at the same offset from a cache-line boundary (ss *
+// sizeof(T) a multiple of 64 bytes, or S = 1). The vectors before the first and after the last
+// point read up to one vector beyond the line, within the boundary or halo points around the
+// update box. The caller fences the non-temporal stores.
+template <int S, class KokkosLayout, class T>
 inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
                                  const std::ptrdiff_t ss, const std::ptrdiff_t sy,
                                  const StencilCoeffs<T>& a) {
   using Z = Zmm<T>;
   using V = typename Z::V;
   constexpr int W = Z::width;
+  constexpr bool z_lines = x_is_slowest<KokkosLayout>();
   const auto point = [=](const T* cp, const int q) {
-    return ZLines ? stencil7(cp[q], cp[q - ss], cp[q + ss], cp[q - sy], cp[q + sy], cp[q - 1],
-                             cp[q + 1], a)
-                  : stencil7(cp[q], cp[q - 1], cp[q + 1], cp[q - sy], cp[q + sy], cp[q - ss],
-                             cp[q + ss], a);
+    return stencil7_by_role<KokkosLayout>(cp[q], cp[q - ss], cp[q + ss], cp[q - sy], cp[q + sy],
+                                          cp[q - 1], cp[q + 1], a);
   };
   const int head = points_before_line_boundary(out, n);
   int q = 0;
@@ -125,7 +125,7 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
         const V slow_pair = Z::add(column[p], column[p + 2]);
         const V y_pair = Z::add(Z::load(cp + q - sy), Z::load(cp + q + sy));
         // The slowest axis is x for z lines, z for x lines.
-        const V x_pair = ZLines ? slow_pair : line_pair, z_pair = ZLines ? line_pair : slow_pair;
+        const V x_pair = z_lines ? slow_pair : line_pair, z_pair = z_lines ? line_pair : slow_pair;
         V sum = Z::mul(at[p], centre);
         sum = Z::add(sum, Z::mul(x_pair, along_x));
         sum = Z::add(sum, Z::mul(y_pair, along_y));
