@@ -260,7 +260,7 @@ TEMPLATE_TEST_CASE(
 
 TEMPLATE_TEST_CASE(
     "line kernels with streaming stores: rows of every length and alignment bitwise equal to "
-    "plain stores, nothing written outside the update range",
+    "plain stores, nothing written outside the update range but the zeroed row ends",
     "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   // Rows of 1 to 69 updated points, so that rows start at every offset within a cache line and
   // hold no, one or several whole lines in double (8 per line) and float (16) besides the partial
@@ -269,37 +269,42 @@ TEMPLATE_TEST_CASE(
   // and 4 (the last item holds the one plane left over); rows of 16, 32 and 64 points make the
   // planes 9 x 16 x 8 bytes (and x 4 for 32 and 64) apart, whole cache lines, so that with
   // AVX-512 the planes of an item go through stencil_lines_avx512 together, and the other lengths
-  // plane by plane.
+  // plane by plane. With zero_row_ends the points either side of each row must hold 0
+  // (verify_laplacian checks them exactly): rows of 16, 32 and 64 points in double and 32 and 64
+  // in float then fill whole cache lines with them and are streamed whole.
   INFO("non-temporal host stores compiled: " << host_streaming_stores_compiled());
   INFO("AVX-512 host lines compiled: " << host_avx512_lines_compiled());
   std::size_t checked = 0;
   for (Index length : {3, 4, 10, 16, 18, 19, 26, 32, 37, 64, 71})
     for (int m : {1, 4, 16})
-      for (int planes : {1, 2, 4}) {
-        const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
-        const Index3 points = right ? Index3{11, 9, length} : Index3{length, 9, 11};
-        const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
-        LaplacianKernelConfig plain;
-        plain.variant = LaplacianVariant::line;
-        plain.m = m;
-        plain.m_slow = planes;
-        plain.streaming_stores = false;
-        LaplacianKernelConfig streaming = plain;
-        streaming.streaming_stores = true;
-        INFO("grid " << format_triple(points) << " m " << m << " m_slow " << planes);
-        REQUIRE(laplacian_of<double, TestType>(TestField::sine, streaming, grid) ==
-                laplacian_of<double, TestType>(TestField::sine, plain, grid));
-        REQUIRE(laplacian_of<float, TestType>(TestField::sine, streaming, grid) ==
-                laplacian_of<float, TestType>(TestField::sine, plain, grid));
-        const auto v = verify_laplacian<double, TestType>(streaming, grid, TestField::sine);
-        CHECK(v.passed);
-        CHECK(v.untouched_violations == 0);
-        const auto vf = verify_laplacian<float, TestType>(streaming, grid, TestField::sine);
-        CHECK(vf.passed);
-        CHECK(vf.untouched_violations == 0);
-        ++checked;
-      }
-  CHECK(checked == 99);
+      for (int planes : {1, 2, 4})
+        for (bool zero_ends : {false, true}) {
+          const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
+          const Index3 points = right ? Index3{11, 9, length} : Index3{length, 9, 11};
+          const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
+          LaplacianKernelConfig plain;
+          plain.variant = LaplacianVariant::line;
+          plain.m = m;
+          plain.m_slow = planes;
+          plain.streaming_stores = false;
+          plain.zero_row_ends = zero_ends;
+          LaplacianKernelConfig streaming = plain;
+          streaming.streaming_stores = true;
+          INFO("grid " << format_triple(points) << " m " << m << " m_slow " << planes
+                       << " zero_row_ends " << zero_ends);
+          REQUIRE(laplacian_of<double, TestType>(TestField::sine, streaming, grid) ==
+                  laplacian_of<double, TestType>(TestField::sine, plain, grid));
+          REQUIRE(laplacian_of<float, TestType>(TestField::sine, streaming, grid) ==
+                  laplacian_of<float, TestType>(TestField::sine, plain, grid));
+          const auto v = verify_laplacian<double, TestType>(streaming, grid, TestField::sine);
+          CHECK(v.passed);
+          CHECK(v.untouched_violations == 0);
+          const auto vf = verify_laplacian<float, TestType>(streaming, grid, TestField::sine);
+          CHECK(vf.passed);
+          CHECK(vf.untouched_violations == 0);
+          ++checked;
+        }
+  CHECK(checked == 198);
 }
 
 TEST_CASE("subdomain parts and register blocks cover the y range exactly once", "[laplacian]") {

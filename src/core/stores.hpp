@@ -64,6 +64,15 @@ inline int points_before_line_boundary(const T* out, const int n) {
       static_cast<int>(reinterpret_cast<std::uintptr_t>(out) % cache_line_bytes) / sizeof(T);
   return offset == 0 ? 0 : per_line - offset < n ? per_line - offset : n;
 }
+
+// Whether the n points at `out` with one point either side of them fill two or more whole cache
+// lines: then a line whose end points are stored too is written whole, without plain stores.
+template <class T>
+inline bool line_with_ends_fills_cache_lines(const T* out, const int n) {
+  constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
+  return reinterpret_cast<std::uintptr_t>(out - 1) % cache_line_bytes == 0 &&
+         (n + 2) % per_line == 0 && n + 2 >= 2 * per_line;
+}
 #endif
 
 // Bytes ahead of the current point at which store_line prefetches the input it reads first: one
@@ -72,36 +81,56 @@ inline int points_before_line_boundary(const T* out, const int n) {
 // docs/PERFORMANCE.md).
 inline constexpr int read_ahead_bytes = 4096;
 
-// out[q] = value_at(q) for q in [0, n). Streaming on an AVX host: the cache lines that lie wholly
-// inside the range are computed into a buffer of one line and written with non-temporal stores,
-// the partial lines at both ends plainly, so no point outside the range is written; with each line
-// read_first + q + read_ahead_bytes is prefetched (read_first: the input whose lines the kernel
-// reads first, from memory rather than from a cache). The caller ends its work item with
-// fence_streamed_stores(). Elsewhere store_output<Streaming> per point.
+// out[q] = value_at(q) for q in [0, n), and with zero_ends also out[-1] = out[n] = 0. Streaming on
+// an AVX host: the cache lines that lie wholly inside the range are computed into a buffer of one
+// line and written with non-temporal stores, the partial lines at both ends plainly, so no point
+// outside the range is written; with each line read_first + q + read_ahead_bytes is prefetched
+// (read_first: the input whose lines the kernel reads first, from memory rather than from a
+// cache). Where the zeroed ends complete the first and last cache lines
+// (line_with_ends_fills_cache_lines), those lines are streamed whole too. The caller ends its
+// work item with fence_streamed_stores(). Elsewhere store_output<Streaming> per point.
 template <bool Streaming, class T, class ValueAt>
 KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
                                             const ValueAt& value_at,
-                                            [[maybe_unused]] const T* read_first) {
+                                            [[maybe_unused]] const T* read_first,
+                                            const bool zero_ends = false) {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
   if (Streaming) {
     constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
-    const int head = points_before_line_boundary(out, n);
-    int q = 0;
-    for (; q < head; ++q) out[q] = value_at(q);
-    for (; q + per_line <= n; q += per_line) {
+    alignas(cache_line_bytes) T line[per_line];
+    const auto stream_line_at = [&](const int q) {
       // Integer arithmetic: the address may lie past the input's end, which a prefetch ignores.
       _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(read_first + q) +
                                                  read_ahead_bytes),
                    _MM_HINT_T0);
-      alignas(cache_line_bytes) T line[per_line];
       for (int p = 0; p < per_line; ++p) line[p] = value_at(q + p);
       stream_cache_line(out + q, line);
+    };
+    if (zero_ends && line_with_ends_fills_cache_lines(out, n)) {
+      line[0] = T(0);
+      for (int p = 1; p < per_line; ++p) line[p] = value_at(p - 1);
+      stream_cache_line(out - 1, line);
+      int q = per_line - 1;
+      for (; q + per_line <= n; q += per_line) stream_line_at(q);
+      for (int p = 0; p + 1 < per_line; ++p) line[p] = value_at(q + p);
+      line[per_line - 1] = T(0);
+      stream_cache_line(out + q, line);
+      return;
     }
+    const int head = points_before_line_boundary(out, n);
+    int q = 0;
+    for (; q < head; ++q) out[q] = value_at(q);
+    for (; q + per_line <= n; q += per_line) stream_line_at(q);
     for (; q < n; ++q) out[q] = value_at(q);
+    if (zero_ends) out[-1] = out[n] = T(0);
     return;
   }
 #endif
   for (int q = 0; q < n; ++q) store_output<Streaming>(out + q, value_at(q));
+  if (zero_ends) {
+    store_output<Streaming>(out - 1, T(0));
+    store_output<Streaming>(out + n, T(0));
+  }
 }
 
 // out[q] = in[q] for q in [0, n), streaming as store_line does. A copy has no arithmetic to hide

@@ -234,7 +234,9 @@ struct ColumnStencil {
 // per plane nothing measurable (docs/PERFORMANCE.md), so the host default's work items hold 16
 // rows. With AVX-512 a row's planes go through stencil_lines_avx512 together (their centre lines
 // loaded once for all of them); elsewhere, or where the planes' lines start at different offsets
-// from a cache-line boundary, plane by plane.
+// from a cache-line boundary, plane by plane. zero_row_ends: each row's points either side
+// (boundary or halo points) get 0, so that where the row with them fills whole cache lines the
+// host streams every line instead of storing the partial first and last ones point by point.
 template <class T, class KokkosLayout, bool Streaming, int Planes>
 struct LineStencil {
   StencilInput<T, KokkosLayout> u;
@@ -244,6 +246,7 @@ struct LineStencil {
   int j_begin, j_end;        // the rows updated
   int slow_begin, slow_end;  // the planes updated
   int rows;                  // rows per work item
+  bool zero_row_ends;        // also store 0 at the points before and after each row
 
   KOKKOS_INLINE_FUNCTION void operator()(const int plane_block, const int block) const {
     constexpr bool z_lines = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
@@ -265,11 +268,12 @@ struct LineStencil {
 #ifdef KSTENCIL_HOST_AVX512_LINES
       if (Streaming) {
         if (planes == Planes && (Planes == 1 || s_stride * sizeof(T) % cache_line_bytes == 0)) {
-          stencil_lines_avx512<Planes, KokkosLayout>(c, out, n, s_stride, sy, coeffs);
+          stencil_lines_avx512<Planes, KokkosLayout>(c, out, n, s_stride, sy, coeffs,
+                                                     zero_row_ends);
         } else {
           for (int p = 0; p < planes; ++p)
             stencil_lines_avx512<1, KokkosLayout>(c + p * s_stride, out + p * s_stride, n, s_stride,
-                                                  sy, coeffs);
+                                                  sy, coeffs, zero_row_ends);
         }
         continue;
       }
@@ -283,7 +287,7 @@ struct LineStencil {
                                                     cp[q - sy], cp[q + sy], cp[q - 1], cp[q + 1],
                                                     coeffs);
             },
-            cp + s_stride);
+            cp + s_stride, zero_row_ends);
       }
     }
     fence_streamed_stores<Streaming>();
@@ -662,7 +666,8 @@ void apply(const LaplacianKernelConfig& config, const Grid& grid,
             LineStencil<T, KokkosLayout, decltype(streaming)::value, decltype(planes)::value>{
                 u, f, a, static_cast<int>(box.lo[contiguous]), static_cast<int>(box.hi[contiguous]),
                 static_cast<int>(box.lo[1]), static_cast<int>(box.hi[1]),
-                static_cast<int>(box.lo[slow]), static_cast<int>(box.hi[slow]), config.m});
+                static_cast<int>(box.lo[slow]), static_cast<int>(box.hi[slow]), config.m,
+                config.zero_row_ends});
       });
     });
     return;

@@ -26,7 +26,7 @@ const Schema& laplacian_schema() {
            "the contiguous axis; tile = planes of the slowest axis by work items along y per "
            "tile, swept row block by row block through the planes (0 = Kokkos' default; ignores "
            "the contiguous axis' tile entry, iterate, launch_bounds, blocks_per_item, parts, "
-           "parts_in_one_launch, zero_row_ends); march = one work "
+           "parts_in_one_launch); march = one work "
            "item per block of m points along y, marching along the slowest axis through a slab "
            "(ignores iterate, m_slow, blocks_per_item, parts_in_one_launch, zero_row_ends and the "
            "slowest axis' tile "
@@ -70,10 +70,13 @@ const Schema& laplacian_schema() {
            "non-temporal stores (no read for ownership) and the input plane read first "
            "prefetched 4 KiB ahead; plain stores on other hosts"),
        Key("kernel", "zero_row_ends", T::boolean, "true",
-           "register-blocked, subdomain: also store 0 at the boundary or halo point before and "
-           "after each updated row along the contiguous axis, so that GPU stores write the row's "
-           "first and last 32-byte sectors whole (a partly written sector costs a DRAM read); "
-           "false leaves every point outside the update range untouched")},
+           "register-blocked, subdomain, line: also store 0 at the boundary or halo point before "
+           "and after each updated row along the contiguous axis, so that GPU stores write the "
+           "row's first and last 32-byte sectors whole (a partly written sector costs a DRAM "
+           "read) and, where the row with them fills whole cache lines, line on x86 hosts with "
+           "AVX writes every line with non-temporal stores (a partial line's plain stores wait "
+           "for the line to be read); false leaves every point outside the update range "
+           "untouched")},
       {Key("laplacian", "field", T::string, R"("sine")",
            "input field u, written to the output; verification always also checks the quadratic "
            "field")

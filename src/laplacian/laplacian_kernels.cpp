@@ -47,7 +47,8 @@ bool is_column_kernel(const LaplacianKernelConfig& config) {
 }
 
 int zeroed_row_end_axis(const LaplacianKernelConfig& config) {
-  if (!is_column_kernel(config) || !config.zero_row_ends) return -1;
+  const bool zeroing_variant = is_column_kernel(config) || config.variant == LaplacianVariant::line;
+  if (!zeroing_variant || !config.zero_row_ends) return -1;
   return config.layout == Layout::right ? 2 : 0;
 }
 

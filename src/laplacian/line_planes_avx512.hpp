@@ -43,6 +43,11 @@ struct Zmm<double> {
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
   static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
+  using Lanes = __mmask8;
+  static constexpr Lanes first_lane = 0x01, last_lane = 0x80;
+  static V zero_lanes(V v, Lanes lanes) {
+    return _mm512_maskz_mov_pd(static_cast<Lanes>(~lanes), v);
+  }
   // The elements one before (one after) those of `at`, given the vectors before and after it. The
   // masked form with every lane selected is the same instruction; g++ 12 warns that the unmasked
   // intrinsic's internal undefined operand may be used uninitialized.
@@ -66,6 +71,11 @@ struct Zmm<float> {
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
+  using Lanes = __mmask16;
+  static constexpr Lanes first_lane = 0x0001, last_lane = 0x8000;
+  static V zero_lanes(V v, Lanes lanes) {
+    return _mm512_maskz_mov_ps(static_cast<Lanes>(~lanes), v);
+  }
   static V shifted_back(V before, V at) {
     const __m512i a = _mm512_castps_si512(at);
     return _mm512_castsi512_ps(
@@ -78,18 +88,24 @@ struct Zmm<float> {
   }
 };
 
-// out[p * ss + q] = the stencil at c[p * ss + q] for the planes p in [0, S) and q in [0, n): lines
-// along the contiguous axis (stride 1), planes ss apart along the slowest axis, rows sy apart.
-// Lines run along z with the slowest axis x for LayoutRight fields, along x with z slowest for
-// LayoutLeft; the sum runs in stencil7's order, so the results are bitwise those of the other
-// kernels. Every plane's output must lie at the same offset from a cache-line boundary (ss *
-// sizeof(T) a multiple of 64 bytes, or S = 1). The vectors before the first and after the last
-// point read up to one vector beyond the line, within the boundary or halo points around the
-// update box. The caller fences the non-temporal stores.
+// out[p * ss + q] = the stencil at c[p * ss + q] for the planes p in [0, S) and q in [0, n), and
+// with zero_ends also out[p * ss - 1] = out[p * ss + n] = 0: lines along the contiguous axis
+// (stride 1), planes ss apart along the slowest axis, rows sy apart. Lines run along z with the
+// slowest axis x for LayoutRight fields, along x with z slowest for LayoutLeft; the sum runs in
+// stencil7's order, so the results are bitwise those of the other kernels. Every plane's output
+// must lie at the same offset from a cache-line boundary (ss * sizeof(T) a multiple of 64 bytes,
+// or S = 1). Where the zeroed ends complete the row's first and last cache lines
+// (line_with_ends_fills_cache_lines), every line is written whole with non-temporal stores;
+// otherwise the points before the first and after the last whole line are stored plainly one by
+// one, and their plain stores wait for the lines they write to be read (at 384^3 on the 2-core
+// Xeon those partial lines cost a quarter of the kernel's speed in the probe, docs/PERFORMANCE.md).
+// The vectors before the first and after the last point read up to one vector beyond the line and
+// its ends, within the rows beside it (the update box lies inside boundary or halo points). The
+// caller fences the non-temporal stores.
 template <int S, class KokkosLayout, class T>
 inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
                                  const std::ptrdiff_t ss, const std::ptrdiff_t sy,
-                                 const StencilCoeffs<T>& a) {
+                                 const StencilCoeffs<T>& a, const bool zero_ends) {
   using Z = Zmm<T>;
   using V = typename Z::V;
   constexpr int W = Z::width;
@@ -98,22 +114,31 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
     return stencil7_by_role<KokkosLayout>(cp[q], cp[q - ss], cp[q + ss], cp[q - sy], cp[q + sy],
                                           cp[q - 1], cp[q + 1], a);
   };
-  const int head = points_before_line_boundary(out, n);
-  int q = 0;
+  // With the zeroed ends filling whole cache lines the vectors run from the point before the line
+  // to the point after it, the ends' lanes set to 0; otherwise over the line's whole cache lines,
+  // the points before and after them one by one.
+  const bool whole_lines = zero_ends && line_with_ends_fills_cache_lines(out, n);
+  const int head = whole_lines ? -1 : points_before_line_boundary(out, n);
+  const int end = whole_lines ? n + 1 : n;
+  int q = whole_lines ? -1 : 0;
   for (; q < head; ++q)
     for (int p = 0; p < S; ++p) out[p * ss + q] = point(c + p * ss, q);
-  if (q + W <= n) {
+  if (q + W <= end) {
+    // Where the first and the last vector's end lanes are zeroed (never, without whole lines).
+    const int first_zeroed = whole_lines ? -1 : end, last_zeroed = whole_lines ? end - W : end;
     const V along_x = Z::splat(a.x), along_y = Z::splat(a.y), along_z = Z::splat(a.z),
             centre = Z::splat(a.center);
-    V before[S], at[S];
+    V before[S], at[S];  // the vectors at q - W and q of each plane's line
     for (int p = 0; p < S; ++p) {
       before[p] = Z::load(c + p * ss + q - W);
       at[p] = Z::load(c + p * ss + q);
     }
-    for (; q + W <= n; q += W) {
+    for (; q + W <= end; q += W) {
       _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(c + S * ss + q) +
                                                  read_ahead_bytes),
                    _MM_HINT_T0);
+      const auto zeroed = static_cast<typename Z::Lanes>((q == first_zeroed ? Z::first_lane : 0) |
+                                                         (q == last_zeroed ? Z::last_lane : 0));
       V column[S + 2];  // the line's vectors at q in planes -1 .. S
       column[0] = Z::load(c - ss + q);
       for (int p = 0; p < S; ++p) column[p + 1] = at[p];
@@ -130,7 +155,7 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
         sum = Z::add(sum, Z::mul(x_pair, along_x));
         sum = Z::add(sum, Z::mul(y_pair, along_y));
         sum = Z::add(sum, Z::mul(z_pair, along_z));
-        Z::stream(out + p * ss + q, sum);
+        Z::stream(out + p * ss + q, Z::zero_lanes(sum, zeroed));
         before[p] = at[p];
         at[p] = after;
       }
@@ -138,6 +163,8 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
   }
   for (; q < n; ++q)
     for (int p = 0; p < S; ++p) out[p * ss + q] = point(c + p * ss, q);
+  if (zero_ends && !whole_lines)
+    for (int p = 0; p < S; ++p) out[p * ss - 1] = out[p * ss + n] = T(0);
 }
 
 }  // namespace laplacian_detail
