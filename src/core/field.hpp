@@ -4,16 +4,18 @@
 #include <string>
 
 #include "core/grid.hpp"
+#include "core/huge_pages.hpp"
 
 namespace kstencil {
 
 template <class T, class KokkosLayout>
 using Field = Kokkos::View<T***, KokkosLayout>;
 
+// A zero-filled field over the grid's local extents, on huge pages where the host offers them.
 template <class T, class KokkosLayout>
 Field<T, KokkosLayout> allocate_field(const std::string& label, const Grid& grid) {
   const Index3 n = grid.local_extents();
-  return Field<T, KokkosLayout>(label, n[0], n[1], n[2]);
+  return allocate_on_huge_pages<Field<T, KokkosLayout>>(label, n[0], n[1], n[2]);
 }
 
 // The values of `field` over `global_box` copied to host memory, x fastest (the order output and

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "core/huge_pages.hpp"
 #include "core/stores.hpp"
 
 namespace kstencil {
@@ -75,8 +76,10 @@ template <class T>
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int warmup, int rounds,
                                      const std::vector<std::function<void()>>& launches) {
   using View = Kokkos::View<T*>;
-  View src(Kokkos::view_alloc(Kokkos::WithoutInitializing, "copy_src"), elements);
-  View dst(Kokkos::view_alloc(Kokkos::WithoutInitializing, "copy_dst"), elements);
+  // On the same pages as the fields (allocate_field), so that the ceiling and the kernels meet
+  // the same TLB.
+  const auto src = allocate_on_huge_pages<View>("copy_src", elements);
+  const auto dst = allocate_on_huge_pages<View>("copy_dst", elements);
   using Policy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>;
   Kokkos::parallel_for("kstencil::copy_fill", Policy(0, elements), CopyFill<T>{src});
   const auto copy = [&] {
