@@ -34,6 +34,14 @@ namespace laplacian_detail {
 template <class T>
 struct Zmm;
 
+// How far ahead stencil_lines_avx512 prefetches the lines it reads from memory and those it reads
+// again from the L2. Against one stream 4 KiB ahead (store_line's read-ahead) every stream so
+// moved the host default 1.07-1.11x further in double and 1.06-1.10x in float (2-core Xeon, 384^3
+// and 512^3, both layouts, 3 alternating series; docs/PERFORMANCE.md); in the probe 1-3 KiB for
+// the streams from memory were alike, 8 KiB and the T1 hint slower.
+inline constexpr int memory_read_ahead_bytes = 2048;
+inline constexpr int cache_read_ahead_bytes = 512;
+
 template <>
 struct Zmm<double> {
   using V = __m512d;
@@ -97,8 +105,8 @@ struct Zmm<float> {
 // or S = 1). Where the zeroed ends complete the row's first and last cache lines
 // (line_with_ends_fills_cache_lines), every line is written whole with non-temporal stores;
 // otherwise the points before the first and after the last whole line are stored plainly one by
-// one, and their plain stores wait for the lines they write to be read (at 384^3 on the 2-core
-// Xeon those partial lines cost a quarter of the kernel's speed in the probe, docs/PERFORMANCE.md).
+// one, and their plain stores wait for the lines they write to be read (on the 2-core Xeon the
+// whole rows moved the host default 1.13-1.25x further at 384^3 and 512^3, docs/PERFORMANCE.md).
 // The vectors before the first and after the last point read up to one vector beyond the line and
 // its ends, within the rows beside it (the update box lies inside boundary or halo points). The
 // caller fences the non-temporal stores.
@@ -134,9 +142,19 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
       at[p] = Z::load(c + p * ss + q);
     }
     for (; q + W <= end; q += W) {
-      _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(c + S * ss + q) +
-                                                 read_ahead_bytes),
-                   _MM_HINT_T0);
+      // Each stream the row reads is prefetched into the L1: those that come from memory (planes
+      // 1 .. S - 1 one row on, plane S at this row) 2 KiB ahead, those that a sweep through the
+      // planes has already brought into the L2 (plane -1 at this row, plane 0 one row on) 512 B
+      // ahead. Addresses as integers: they may lie past the input's end, which a prefetch ignores.
+      const auto prefetch = [q](const T* line, const int ahead_bytes) {
+        _mm_prefetch(
+            reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(line + q) + ahead_bytes),
+            _MM_HINT_T0);
+      };
+      for (int p = 1; p < S; ++p) prefetch(c + p * ss + sy, memory_read_ahead_bytes);
+      prefetch(c + S * ss, memory_read_ahead_bytes);
+      prefetch(c - ss, cache_read_ahead_bytes);
+      prefetch(c + sy, cache_read_ahead_bytes);
       const auto zeroed = static_cast<typename Z::Lanes>((q == first_zeroed ? Z::first_lane : 0) |
                                                          (q == last_zeroed ? Z::last_lane : 0));
       V column[S + 2];  // the line's vectors at q in planes -1 .. S
