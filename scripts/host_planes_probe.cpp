@@ -1,4 +1,4 @@
-// Stand-alone probe behind the host note "The Xeon development machine" in docs/PERFORMANCE.md:
+// Stand-alone probe behind the host notes on the Xeon development machine in docs/PERFORMANCE.md:
 // how fast one core's memory streams run depending on how many it keeps going, and what that
 // means for the line stencil's register block along the slowest axis. N^3 doubles, AVX-512.
 //   g++ -O3 -fopenmp -ffp-contract=off -march=native scripts/host_planes_probe.cpp -o
@@ -12,11 +12,16 @@
 // stencil_lines_avx512: centre vectors loaded once, contiguous neighbours by lane shifts
 // ("unaligned": by loads instead), non-temporal stores. "pattern" loads what the P = 4 stencil
 // loads but only adds three of the vectors; "no stores" computes the P = 4 stencil into a register.
+// "whole rows" zeroes the points before and after each row and so writes every cache line of it
+// with non-temporal stores (the others store each row's partial end lines point by point);
+// "prefetched" is that with every stream prefetched (kstencil's stencil_lines_avx512 since the
+// seventh session of 2026-11-24). HUGE=1 puts both fields on transparent huge pages.
 // KEEP="|name|name|" keeps the named variants (and the copies and the plain stencil). Stencil
 // variants are compared bitwise with the plain stencil (scripts/probe_common.hpp; exit 1 if any
 // differ); ratios are medians of per-round ratios; figures count 2 x 8 B per point.
 #include <immintrin.h>
 #include <omp.h>
+#include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -65,14 +70,21 @@ inline __attribute__((always_inline)) __m512d shifted(__m512d hi, __m512d lo) {
   return _mm512_castsi512_pd(_mm512_mask_alignr_epi64(h, 0xff, h, _mm512_castpd_si512(lo), By));
 }
 
-enum class Body { stencil, unaligned, pattern, no_stores, tree };
+// whole_rows: as stencil, but the points before and after each row are set to 0 so that every
+// cache line of the row is written whole with non-temporal stores (kstencil's zero_row_ends);
+// stencil writes the partial first and last line of each row point by point. prefetched: whole
+// rows with every stream prefetched as kstencil's stencil_lines_avx512 does (those from memory
+// 2 KiB ahead, the two from the L2 512 B ahead) instead of one stream 4 KiB ahead.
+enum class Body { stencil, unaligned, pattern, no_stores, tree, whole_rows, prefetched };
 
 // Planes P of row c (plane stride sx_) at once; see the header.
 template <int P, Body B>
 inline __attribute__((always_inline)) void rows_of_planes(const double* c, double* out) {
   const long n = n_, sx = sx_, sy = sy_;
-  const long k0 = first_aligned(out);
-  long k = 1;
+  constexpr bool whole = B == Body::whole_rows || B == Body::prefetched;
+  // Whole rows start at the boundary point (N a multiple of 8, rows on cache-line boundaries).
+  const long k0 = whole ? 0 : first_aligned(out);
+  long k = whole ? 0 : 1;
   for (; k < k0; k++)
     for (int p = 0; p < P; p++) out[k + p * sx] = point(c + p * sx, k);
   const __m512d vc = _mm512_set1_pd(ac), vx = _mm512_set1_pd(ax), vy = _mm512_set1_pd(ay),
@@ -82,10 +94,20 @@ inline __attribute__((always_inline)) void rows_of_planes(const double* c, doubl
     before[p] = _mm512_loadu_pd(c + p * sx + k - 8);
     at[p] = _mm512_loadu_pd(c + p * sx + k);
   }
-  for (; k + 8 <= n - 1; k += 8) {
-    _mm_prefetch(
-        reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(c + P * sx + k) + 4096),
-        _MM_HINT_T0);
+  for (; k + 8 <= (whole ? n : n - 1); k += 8) {
+    // Addresses only from the helper: g++ 12 dropped the prefetches of a helper lambda that did
+    // nothing but prefetch.
+    const auto ahead = [k](const double* line, long bytes) {
+      return reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(line + k) + bytes);
+    };
+    if (B == Body::prefetched) {
+      for (int p = 1; p < P; p++) _mm_prefetch(ahead(c + p * sx + sy, 2048), _MM_HINT_T0);
+      _mm_prefetch(ahead(c + P * sx, 2048), _MM_HINT_T0);
+      _mm_prefetch(ahead(c - sx, 512), _MM_HINT_T0);
+      _mm_prefetch(ahead(c + sy, 512), _MM_HINT_T0);
+    } else {
+      _mm_prefetch(ahead(c + P * sx, 4096), _MM_HINT_T0);
+    }
     __m512d column[P + 2];
     column[0] = _mm512_loadu_pd(c - sx + k);
     for (int p = 0; p < P; p++) column[p + 1] = at[p];
@@ -114,6 +136,8 @@ inline __attribute__((always_inline)) void rows_of_planes(const double* c, doubl
           sum = _mm512_add_pd(sum, _mm512_mul_pd(vy, y_pair));
           sum = _mm512_add_pd(sum, _mm512_mul_pd(vz, line_pair));
         }
+        if (whole && k == 0) sum = _mm512_maskz_mov_pd(0xfe, sum);
+        if (whole && k + 8 == n) sum = _mm512_maskz_mov_pd(0x7f, sum);
         if (B == Body::no_stores)
           kept = _mm512_add_pd(kept, sum);
         else
@@ -124,7 +148,7 @@ inline __attribute__((always_inline)) void rows_of_planes(const double* c, doubl
     }
   }
   if (B == Body::no_stores) sink_ += lanes_sum(kept);
-  for (; k < n - 1; k++)
+  for (; k < n - 1 && !whole; k++)
     for (int p = 0; p < P; p++) out[k + p * sx] = point(c + p * sx, k);
 }
 
@@ -214,6 +238,11 @@ int main(int argc, char** argv) {
   // FOFF=d shifts f by d doubles (a multiple of 8) against u's offset within a page.
   const long f_offset = std::getenv("FOFF") ? std::atol(std::getenv("FOFF")) : 0;
   auto* f = static_cast<double*>(std::aligned_alloc(2 << 20, bytes + (2 << 20))) + f_offset;
+  // HUGE=1: both fields on transparent huge pages (as kstencil's fields and copy buffers).
+  if (std::getenv("HUGE") && std::atoi(std::getenv("HUGE")) == 1) {
+    madvise(u, bytes, MADV_HUGEPAGE);
+    madvise(f - f_offset, bytes + (2 << 20), MADV_HUGEPAGE);
+  }
 #pragma omp parallel for
   for (long i = 0; i < size; i++) {
     u[i] = i % 7 * 0.1 + (i % 13) * 0.01;
@@ -251,6 +280,14 @@ int main(int argc, char** argv) {
       "1 plane, tree", [block] { stencil_in_blocks<1, Body::tree>(block); }, false);
   add(
       "4 planes, pattern", [block] { stencil_in_blocks<4, Body::pattern>(block); }, false);
+  add(
+      "4 planes, whole rows", [block] { stencil_in_blocks<4, Body::whole_rows>(block); }, true);
+  add(
+      "1 plane, prefetched", [block] { stencil_in_blocks<1, Body::prefetched>(block); }, true);
+  add(
+      "4 planes, prefetched", [block] { stencil_in_blocks<4, Body::prefetched>(block); }, true);
+  add(
+      "6 planes, prefetched", [block] { stencil_in_blocks<6, Body::prefetched>(block); }, true);
   add(
       "4 planes, no stores", [block] { stencil_in_blocks<4, Body::no_stores>(block); }, false);
   std::printf("BLOCK %ld rows\n", block);
