@@ -133,6 +133,9 @@ LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout 
   // more than Kokkos' tile (16-row blocks were level); the rule (few_core_host_tile: 48 rows at
   // 384^3, 32 at 512^3) was ahead in all 8 pairs of 2 alternating series, both layouts, FOM
   // 1.02-1.05x (0.579-0.664 of the same-run copy against 0.575-0.634), float +4%, level at 256^3.
+  // With each row written whole (zero_row_ends, on by default), the fields on huge pages and every
+  // stream prefetched (stencil_lines_avx512) the same default reached 0.842-0.871 at 384^3 and
+  // 512^3 in double and 0.900-0.922 in float at 384^3 (seventh session of 2026-11-24).
   if (!limits.gpu && host_avx512_lines_compiled() &&
       limits.host_hardware_threads < y_blocks_min_host_threads) {
     config.m_slow = 4;
