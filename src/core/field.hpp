@@ -15,7 +15,9 @@ using Field = Kokkos::View<T***, KokkosLayout>;
 template <class T, class KokkosLayout>
 Field<T, KokkosLayout> allocate_field(const std::string& label, const Grid& grid) {
   const Index3 n = grid.local_extents();
-  return allocate_on_huge_pages<Field<T, KokkosLayout>>(label, n[0], n[1], n[2]);
+  const auto field = allocate_on_huge_pages<Field<T, KokkosLayout>>(label, n[0], n[1], n[2]);
+  Kokkos::deep_copy(field, T(0));
+  return field;
 }
 
 // The values of `field` over `global_box` copied to host memory, x fastest (the order output and

@@ -16,20 +16,13 @@ namespace kstencil {
 // section). Nothing elsewhere, or where the kernel declines (THP "never").
 void advise_huge_pages(void* data, std::size_t bytes);
 
-// Whether views in MemSpace are ordinary host memory, where advise_huge_pages applies.
-template <class MemSpace>
-constexpr bool plain_host_memory() {
-  return std::is_same<MemSpace, Kokkos::HostSpace>::value;
-}
-
-// A view of `extents` in the default memory space, zero-filled, its memory advised to huge pages
-// first where it is plain host memory.
+// A view of `extents` in the default memory space, not initialised; where that is host memory it
+// is advised to huge pages, so the caller's first touch (a fill) gets them.
 template <class View, class... Extents>
 View allocate_on_huge_pages(const std::string& label, const Extents... extents) {
   View view(Kokkos::view_alloc(Kokkos::WithoutInitializing, label), extents...);
-  if constexpr (plain_host_memory<typename View::memory_space>())
+  if constexpr (std::is_same<typename View::memory_space, Kokkos::HostSpace>::value)
     advise_huge_pages(view.data(), view.span() * sizeof(typename View::value_type));
-  Kokkos::deep_copy(view, typename View::value_type(0));
   return view;
 }
 

@@ -77,7 +77,7 @@ SameRunTiming time_with_copy_ceiling(std::int64_t elements, int warmup, int roun
                                      const std::vector<std::function<void()>>& launches) {
   using View = Kokkos::View<T*>;
   // On the same pages as the fields (allocate_field), so that the ceiling and the kernels meet
-  // the same TLB.
+  // the same TLB; the fill below and the first copy touch them first.
   const auto src = allocate_on_huge_pages<View>("copy_src", elements);
   const auto dst = allocate_on_huge_pages<View>("copy_dst", elements);
   using Policy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>;
