@@ -180,7 +180,7 @@ const KeySpec* find_spec(const Schema& schema, const std::string& section, const
 std::string allowed_keys(const Schema& schema, const std::string& section) {
   std::vector<std::string> keys;
   for (const auto& spec : schema)
-    if (spec.section == section) keys.push_back(spec.key);
+    if (spec.section == section && spec.retired.empty()) keys.push_back(spec.key);
   return "allowed keys of [" + section + "]: " + join(keys);
 }
 
@@ -356,6 +356,8 @@ void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node
     case KeyType::string: {
       const auto* v = node.as_string();
       if (!v) wrong_type(origin, spec, node);
+      for (const auto& [word, instead] : spec.retired_choices)
+        if (v->get() == word) not_allowed(origin, spec, node, instead);
       if (!spec.choices.empty() &&
           std::find(spec.choices.begin(), spec.choices.end(), v->get()) == spec.choices.end())
         not_allowed(origin, spec, node, "not one of the allowed values");
@@ -573,6 +575,8 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
   for (const auto& section : sections_of(schema))
     deck.values_->table.insert(section, toml::table{});
   auto store = [&](const Origin& origin, const KeySpec& spec, const toml::node& value) {
+    if (!spec.retired.empty())
+      fail(origin, "[" + spec.section + "] " + spec.key + ": removed; " + spec.retired);
     check_and_store(origin, spec, value, *deck.values_->table.get_as<toml::table>(spec.section));
   };
 
@@ -638,7 +642,7 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
 
   // The defaults.
   for (const auto& spec : schema) {
-    if (deck.values_->table[spec.section][spec.key]) continue;
+    if (!spec.retired.empty() || deck.values_->table[spec.section][spec.key]) continue;
     try {
       const toml::table t = toml::parse("v = " + spec.default_toml);
       store({"schema default"}, spec, *t.get("v"));
@@ -733,7 +737,7 @@ std::string Deck::resolved_toml() const {
     if (!out.empty()) out += "\n";
     out += "[" + section + "]\n";
     for (const auto& spec : *schema_)
-      if (spec.section == section)
+      if (spec.section == section && spec.retired.empty())
         out += spec.key + " = " + literal(*values_->table[section][spec.key].node()) + "\n";
   }
   return out;
@@ -780,9 +784,10 @@ std::string schema_markdown(const Schema& schema) {
       "| Section | Key | Type | Default | Allowed | Meaning |\n"
       "|---|---|---|---|---|---|\n";
   for (const auto& spec : schema)
-    out += "| " + code("[" + spec.section + "]") + " | " + code(spec.key) + " | " +
-           cell(key_type_name(spec.type)) + " | " + code(trim(spec.default_toml)) + " | " +
-           cell(allowed_values(spec)) + " | " + cell(spec.help) + " |\n";
+    if (spec.retired.empty())
+      out += "| " + code("[" + spec.section + "]") + " | " + code(spec.key) + " | " +
+             cell(key_type_name(spec.type)) + " | " + code(trim(spec.default_toml)) + " | " +
+             cell(allowed_values(spec)) + " | " + cell(spec.help) + " |\n";
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kstencil {
@@ -44,6 +45,10 @@ struct KeySpec {
   bool max_exclusive = false;             // max itself not allowed (e.g. Courant number < 1)
   std::string range_reason;               // why the range is what it is, for out-of-range errors
   std::string help;
+  // Words a string key no longer takes, each with what to use instead (a clear error, not a list).
+  std::vector<std::pair<std::string, std::string>> retired_choices;
+  // Non-empty: the key was removed, and a deck that sets it is refused with this text.
+  std::string retired;
 };
 
 using Schema = std::vector<KeySpec>;

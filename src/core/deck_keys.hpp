@@ -45,6 +45,15 @@ class Key {
     spec_.max_exclusive = true;
     return *this;
   }
+  Key& retired_choice(std::string word, std::string instead) {
+    spec_.retired_choices.emplace_back(std::move(word), std::move(instead));
+    return *this;
+  }
+  // A removed key: a deck that sets it gets `instead`.
+  Key& retired(std::string instead) {
+    spec_.retired = std::move(instead);
+    return *this;
+  }
   Key& because(std::string reason) {
     spec_.range_reason = std::move(reason);
     return *this;
@@ -83,21 +92,27 @@ inline std::vector<KeySpec> spacing_keys() {
       Key("grid", "origin", T::real3, "[0.0, 0.0, 0.0]", "coordinates (x y z) of the first point")};
 }
 
-// [kernel] layout, iterate, tile, launch_bounds.
-inline std::vector<KeySpec> kernel_trait_keys() {
+// [kernel] layout, iterate, tile, launch_bounds (auto_launch_bounds: "auto", the kernel's default
+// on this backend, is the default; else 0, none).
+inline std::vector<KeySpec> kernel_trait_keys(bool auto_launch_bounds = false) {
   using T = KeyType;
-  return {Key("kernel", "layout", T::string, R"("right")",
-              "Kokkos View layout of the fields: left = x contiguous, right = z contiguous")
-              .choices({"left", "right"}),
-          Key("kernel", "iterate", T::string, R"("auto")",
-              "MDRange iteration order; auto = the contiguous index fastest on the execution space")
-              .choices({"auto", "left", "right"}),
-          Key("kernel", "tile", T::integer3, "[0, 0, 0]",
-              "MDRange tile per axis (x y z); 0 = Kokkos' default for that axis")
-              .min(0),
-          Key("kernel", "launch_bounds", T::integer, "0",
-              "maximum threads per block promised to the compiler (Kokkos::LaunchBounds); 0 = none")
-              .int_choices({0, 128, 256, 512, 1024})};
+  return {
+      Key("kernel", "layout", T::string, R"("right")",
+          "Kokkos View layout of the fields: left = x contiguous, right = z contiguous")
+          .choices({"left", "right"}),
+      Key("kernel", "iterate", T::string, R"("auto")",
+          "MDRange iteration order; auto = the contiguous index fastest on the execution space")
+          .choices({"auto", "left", "right"}),
+      Key("kernel", "tile", T::integer3, "[0, 0, 0]",
+          "work items per work group (GPU thread block, host tile) along x y z, whatever each "
+          "work item covers; 0 = the kernel's default for that axis (Kokkos' unless the "
+          "solver tunes it)")
+          .min(0),
+      Key("kernel", "launch_bounds", auto_launch_bounds ? T::integer_or_auto : T::integer,
+          auto_launch_bounds ? R"("auto")" : "0",
+          "maximum threads per block promised to the compiler (Kokkos::LaunchBounds); 0 = none" +
+              std::string(auto_launch_bounds ? ", auto = the kernel's default" : ""))
+          .int_choices({0, 128, 256, 512, 1024})};
 }
 
 // [output] root, enabled, fields, overwrite.

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "arch/streams.hpp"
 #include "core/huge_pages.hpp"
-#include "core/stores.hpp"
 
 namespace kstencil {
 

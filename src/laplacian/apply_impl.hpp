@@ -1,7 +1,12 @@
 #pragma once
 // Definitions behind apply_laplacian and fill_test_field; included by one file per precision,
 // which instantiates them for both layouts (two translation units so builds use two cores).
-#include "laplacian/kernels.hpp"
+#include <stdexcept>
+
+#include "laplacian/kernels/blocked.hpp"
+#include "laplacian/kernels/line.hpp"
+#include "laplacian/kernels/mdrange.hpp"
+#include "laplacian/laplacian.hpp"
 
 namespace kstencil {
 namespace laplacian_detail {
@@ -21,23 +26,22 @@ struct FillTestField {
 }  // namespace laplacian_detail
 
 template <class T, class KokkosLayout>
-void apply_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
-                     const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
-  static const ExecLimits limits = default_exec_limits();
-  LaplacianKernelConfig checked = config;
-  checked.layout = layout_of<KokkosLayout>();
-  checked.element_bytes = static_cast<int>(sizeof(T));
-  if (auto problem = laplacian_config_problem(checked, grid, limits))
-    throw std::invalid_argument("Laplacian kernel configuration not valid on " + limits.backend +
-                                ": " + *problem);
-  laplacian_detail::apply<T, KokkosLayout>(checked, grid, u, f);
-}
-
-template <class T, class KokkosLayout>
-void apply_laplacian_checked_before(const LaplacianKernelConfig& config, const Grid& grid,
-                                    const Field<const T, KokkosLayout>& u,
-                                    const Field<T, KokkosLayout>& f) {
-  laplacian_detail::apply<T, KokkosLayout>(config, grid, u, f);
+void apply_laplacian(const LaplacianPlan& plan, const Field<const T, KokkosLayout>& u,
+                     const Field<T, KokkosLayout>& f) {
+  using namespace laplacian_kernels;
+  if (plan.problem) throw std::invalid_argument("Laplacian plan not valid: " + *plan.problem);
+  if (plan.layout != layout_of<KokkosLayout>() || plan.element_bytes != sizeof(T))
+    throw std::invalid_argument("Laplacian plan made for other fields");
+  if (!plan.launch) return;
+  const auto a = StencilCoeffs<T>::from_spacing(plan.spacing);
+  switch (plan.params.kernel) {
+    case LaplacianKernel::mdrange:
+      return launch_mdrange(plan, a, u, f);
+    case LaplacianKernel::blocked:
+      return launch_blocked(plan, a, u, f);
+    case LaplacianKernel::line:
+      return launch_line(plan, a, u, f);
+  }
 }
 
 template <class T, class KokkosLayout>
@@ -50,11 +54,9 @@ void fill_test_field(const TestFieldSpec& spec, const Grid& grid, const Field<T,
           u, spec, {grid.allocated.lo[0], grid.allocated.lo[1], grid.allocated.lo[2]}});
 }
 
-#define KSTENCIL_INSTANTIATE_LAPLACIAN(T, L)                                                    \
-  template void apply_laplacian<T, L>(const LaplacianKernelConfig&, const Grid&,                \
-                                      const Field<const T, L>&, const Field<T, L>&);            \
-  template void apply_laplacian_checked_before<T, L>(                                           \
-      const LaplacianKernelConfig&, const Grid&, const Field<const T, L>&, const Field<T, L>&); \
+#define KSTENCIL_INSTANTIATE_LAPLACIAN(T, L)                                          \
+  template void apply_laplacian<T, L>(const LaplacianPlan&, const Field<const T, L>&, \
+                                      const Field<T, L>&);                            \
   template void fill_test_field<T, L>(const TestFieldSpec&, const Grid&, const Field<T, L>&);
 
 }  // namespace kstencil

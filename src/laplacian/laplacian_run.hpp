@@ -17,25 +17,15 @@ struct LaplacianSetup {
   Grid grid;
   Layout layout = Layout::right;
   bool single_precision = false;
-  LaplacianKernelConfig kernel;
-  std::string requested_variant;  // as in the deck ("auto" or a variant)
-  std::string requested_iterate;
-  // Kernel keys the deck sets away from their defaults that variant "auto" does not use, as
-  // "kernel.tile = [48, 1, 0]"; the run summary names them.
-  std::vector<std::string> ignored_by_auto;
+  std::string requested_variant;  // as in the deck ("auto" or a kernel)
+  LaplacianPlan plan;             // made once: verification, timing and the report read it
   TestField field = TestField::sine;
   int warmup = 2, repeats = 10;
 };
 
-// The configuration the deck asks for on `limits`. Throws DeckError (naming the key and what is
-// allowed) for configurations that cannot run there.
+// The configuration and plan the deck asks for on `limits`. Throws DeckError (naming the key and
+// what is allowed) for configurations that cannot run there.
 LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& limits);
-
-// The backend's default kernel configuration (variant "auto"), from measurements
-// (docs/PERFORMANCE.md).
-LaplacianKernelConfig default_laplacian_kernel(const ExecLimits& limits, Layout layout,
-                                               const Mapping& mapping, const Grid& grid,
-                                               int element_bytes);
 
 nlohmann::ordered_json to_json(const LaplacianVerification& verification);
 

@@ -32,7 +32,7 @@ double max_abs(const Field<T, KokkosLayout>& u) {
 }  // namespace laplacian_detail
 
 template <class T, class KokkosLayout>
-LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, const Grid& grid,
+LaplacianVerification verify_laplacian(const LaplacianPlan& plan, const Grid& grid,
                                        TestField field) {
   using namespace laplacian_detail;
   const double eps = std::numeric_limits<T>::epsilon();
@@ -41,9 +41,7 @@ LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, cons
   auto u = allocate_field<T, KokkosLayout>("verify_u", grid);
   auto f = allocate_field<T, KokkosLayout>("verify_f", grid);
   LaplacianVerification result;
-  LaplacianKernelConfig of_fields = config;
-  of_fields.layout = layout_of<KokkosLayout>();
-  const int zeroed_axis = zeroed_row_end_axis(of_fields);
+  const int zeroed_axis = plan.zeroed_row_end_axis();
 
   // Exactness: the discrete Laplacian of the quadratic field is the constant at every point. The
   // only error is rounding: |u| <= umax at each of 7 points, coefficients summing to 4/h^2 in
@@ -51,7 +49,7 @@ LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, cons
   // With power-of-two spacings and small grids all values are exact integers: error 0.
   fill_test_field(TestFieldSpec::of(TestField::quadratic, grid), grid, u);
   Kokkos::deep_copy(f, std::numeric_limits<T>::quiet_NaN());
-  apply_laplacian<T, KokkosLayout>(config, grid, u, f);
+  apply_laplacian<T, KokkosLayout>(plan, u, f);
   result.quadratic_tolerance = 32 * eps * max_abs(u) * inverse_h2;
   const auto exact = compare_on_host(
       f, grid, [](Index, Index, Index) { return static_cast<T>(quadratic_laplacian); },
@@ -64,7 +62,7 @@ LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, cons
   // sum, itself at most 4 umax sum(1/h^2) -> 16 eps umax sum(1/h^2).
   fill_test_field(TestFieldSpec::of(field, grid), grid, u);
   Kokkos::deep_copy(f, std::numeric_limits<T>::quiet_NaN());
-  apply_laplacian<T, KokkosLayout>(config, grid, u, f);
+  apply_laplacian<T, KokkosLayout>(plan, u, f);
   const auto uh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), u);
   const auto a = StencilCoeffs<T>::from_spacing(h);
   const auto reference = compare_on_host(
@@ -84,8 +82,8 @@ LaplacianVerification verify_laplacian(const LaplacianKernelConfig& config, cons
   return result;
 }
 
-#define KSTENCIL_INSTANTIATE_LAPLACIAN_VERIFY(T, L)                                                \
-  template LaplacianVerification verify_laplacian<T, L>(const LaplacianKernelConfig&, const Grid&, \
+#define KSTENCIL_INSTANTIATE_LAPLACIAN_VERIFY(T, L)                                        \
+  template LaplacianVerification verify_laplacian<T, L>(const LaplacianPlan&, const Grid&, \
                                                         TestField);
 
 }  // namespace kstencil

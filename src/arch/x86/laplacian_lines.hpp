@@ -1,44 +1,26 @@
 #pragma once
 // The line kernel's rows on hosts with AVX-512: a row of several planes at once, written whole
-// cache lines at a time through non-temporal stores. Each vector of the centre line is loaded
-// once and serves as its own plane's centre, the neighbouring planes' slowest-axis neighbour and
-// (shifted by one lane against the vectors before and after it) its contiguous-axis neighbours,
-// so a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector. On the
-// 2-core Xeon development machine 4 planes at once moved 1.22-1.34 times the bytes per second of
-// one plane (384^3 and 512^3, both layouts, 3 alternating series), and in the probe a plane's
-// contiguous neighbours by lane shifts 34.8 GB/s against 32.3 for unaligned loads
-// (docs/PERFORMANCE.md, host section).
-#include "core/stores.hpp"
-#include "laplacian/laplacian.hpp"
+// cache lines at a time through non-temporal stores. Each vector of the centre line is loaded once
+// and serves as its own plane's centre, the neighbouring planes' slowest-axis neighbour and
+// (shifted by one lane against the vectors before and after it) its contiguous-axis neighbours, so
+// a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector
+// (docs/PERFORMANCE.md, host section). Only arch/streams.hpp includes this file.
+#include <immintrin.h>
 
-#if defined(KSTENCIL_HOST_STREAMING_STORES) && defined(__AVX512F__)
-#define KSTENCIL_HOST_AVX512_LINES 1
-#endif
+#include <cstddef>
+#include <cstdint>
+
+#include "arch/x86/streams.hpp"
+#include "laplacian/stencil.hpp"
 
 namespace kstencil {
-// Whether this build's host line kernels with streaming stores run stencil_lines_avx512.
-constexpr bool host_avx512_lines_compiled() {
-#ifdef KSTENCIL_HOST_AVX512_LINES
-  return true;
-#else
-  return false;
-#endif
-}
-}  // namespace kstencil
-
-#ifdef KSTENCIL_HOST_AVX512_LINES
-
-namespace kstencil {
-namespace laplacian_detail {
+namespace x86 {
 
 template <class T>
 struct Zmm;
 
 // How far ahead stencil_lines_avx512 prefetches the lines it reads from memory and those it reads
-// again from the L2. Against one stream 4 KiB ahead (store_line's read-ahead) every stream so
-// moved the host default 1.07-1.11x further in double and 1.06-1.10x in float (2-core Xeon, 384^3
-// and 512^3, both layouts, 3 alternating series; docs/PERFORMANCE.md); in the probe 1-3 KiB for
-// the streams from memory were alike, 8 KiB and the T1 hint slower.
+// again from the L2 (every stream prefetched: docs/PERFORMANCE.md, host section).
 inline constexpr int memory_read_ahead_bytes = 2048;
 inline constexpr int cache_read_ahead_bytes = 512;
 
@@ -105,8 +87,7 @@ struct Zmm<float> {
 // or S = 1). Where the zeroed ends complete the row's first and last cache lines
 // (line_with_ends_fills_cache_lines), every line is written whole with non-temporal stores;
 // otherwise the points before the first and after the last whole line are stored plainly one by
-// one, and their plain stores wait for the lines they write to be read (on the 2-core Xeon the
-// whole rows moved the host default 1.13-1.25x further at 384^3 and 512^3, docs/PERFORMANCE.md).
+// one (and wait for their lines to be read).
 // The vectors before the first and after the last point read up to one vector beyond the line and
 // its ends, within the rows beside it (the update box lies inside boundary or halo points). The
 // caller fences the non-temporal stores.
@@ -186,6 +167,5 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
     for (int p = 0; p < S; ++p) out[p * ss - 1] = out[p * ss + n] = T(0);
 }
 
-}  // namespace laplacian_detail
+}  // namespace x86
 }  // namespace kstencil
-#endif

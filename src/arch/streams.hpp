@@ -1,0 +1,114 @@
+#pragma once
+// The one interface to hand-written host SIMD. Kernels call store_line, copy_line_in_parts,
+// stencil_lines and fence_streamed_stores; on x86 hosts with AVX (AVX-512 for stencil_lines) they
+// run the intrinsics under arch/x86/, everywhere else (GPUs, other hosts, Streaming = false) the
+// portable loops beside them. Both paths give bitwise the same results.
+#include <Kokkos_Core.hpp>
+#include <cstddef>
+
+#include "core/stores.hpp"
+#include "laplacian/stencil.hpp"
+
+#if defined(__AVX__) && !defined(__CUDA_ARCH__) && !defined(__HIP_DEVICE_COMPILE__) && \
+    !defined(__SYCL_DEVICE_ONLY__)
+#define KSTENCIL_HOST_STREAMING_STORES 1
+#include "arch/x86/streams.hpp"
+#if defined(__AVX512F__)
+#define KSTENCIL_HOST_AVX512_LINES 1
+#include "arch/x86/laplacian_lines.hpp"
+#endif
+#endif
+
+namespace kstencil {
+
+// Whether Streaming = true writes host lines with non-temporal stores in this build (x86 with
+// AVX: host-only builds compile with -march=native unless KSTENCIL_NATIVE is off).
+constexpr bool host_streaming_stores_compiled() {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  return true;
+#else
+  return false;
+#endif
+}
+
+// Whether stencil_lines updates several planes' rows together with AVX-512 in this build.
+constexpr bool host_avx512_lines_compiled() {
+#ifdef KSTENCIL_HOST_AVX512_LINES
+  return true;
+#else
+  return false;
+#endif
+}
+
+// out[q] = value_at(q) for q in [0, n), and with zero_ends also out[-1] = out[n] = 0. Streaming on
+// an AVX host: whole cache lines through non-temporal stores, prefetching read_first (the input
+// read first) ahead; the caller ends its work item with fence_streamed_stores().
+template <bool Streaming, class T, class ValueAt>
+KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
+                                            const ValueAt& value_at,
+                                            [[maybe_unused]] const T* read_first,
+                                            const bool zero_ends = false) {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  if constexpr (Streaming) return x86::stream_line(out, n, value_at, read_first, zero_ends);
+#endif
+  for (int q = 0; q < n; ++q) store_output<Streaming>(out + q, value_at(q));
+  if (zero_ends) {
+    store_output<Streaming>(out - 1, T(0));
+    store_output<Streaming>(out + n, T(0));
+  }
+}
+
+// out[q] = in[q] for q in [0, n); streaming on AVX hosts through `Parts` interleaved streams.
+template <bool Streaming, int Parts, class T>
+KOKKOS_FORCEINLINE_FUNCTION void copy_line_in_parts(T* KOKKOS_RESTRICT out,
+                                                    const T* KOKKOS_RESTRICT in, const int n) {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  if constexpr (Streaming) return x86::stream_copy_in_parts<Parts>(out, in, n);
+#endif
+  for (int q = 0; q < n; ++q) store_output<Streaming>(out + q, in[q]);
+}
+
+// Orders this thread's streamed stores before its later stores, so a kernel that ends after them
+// hands over complete results; nothing where nothing streams.
+template <bool Streaming>
+KOKKOS_FORCEINLINE_FUNCTION void fence_streamed_stores() {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  if constexpr (Streaming) x86::fence_streams();
+#endif
+}
+
+// One row of S planes of the Laplacian along the contiguous axis: out[p * ss + q] = the stencil at
+// c[p * ss + q] for p in [0, S), q in [0, n) (rows sy apart), with zero_ends also the points
+// either side of each plane's row. With streaming stores on AVX-512 hosts the planes go together
+// (their centre lines loaded once) where their lines start at the same offset within a cache line;
+// elsewhere plane by plane through store_line.
+template <bool Streaming, int S, class KokkosLayout, class T>
+KOKKOS_FORCEINLINE_FUNCTION void stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
+                                               const int n, const int planes,
+                                               const std::ptrdiff_t ss, const std::ptrdiff_t sy,
+                                               const StencilCoeffs<T>& a, const bool zero_ends) {
+#ifdef KSTENCIL_HOST_AVX512_LINES
+  if constexpr (Streaming) {
+    if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0)) {
+      x86::stencil_lines_avx512<S, KokkosLayout>(c, out, n, ss, sy, a, zero_ends);
+    } else {
+      for (int p = 0; p < planes; ++p)
+        x86::stencil_lines_avx512<1, KokkosLayout>(c + p * ss, out + p * ss, n, ss, sy, a,
+                                                   zero_ends);
+    }
+    return;
+  }
+#endif
+  for (int p = 0; p < planes; ++p) {
+    const T* KOKKOS_RESTRICT cp = c + p * ss;
+    store_line<Streaming>(
+        out + p * ss, n,
+        [cp, ss, sy, a](const int q) {
+          return stencil7_by_role<KokkosLayout>(cp[q], cp[q - ss], cp[q + ss], cp[q - sy],
+                                                cp[q + sy], cp[q - 1], cp[q + 1], a);
+        },
+        cp + ss, zero_ends);
+  }
+}
+
+}  // namespace kstencil

@@ -1,0 +1,45 @@
+#include "core/report.hpp"
+
+#include <cstdio>
+
+#include "core/output.hpp"
+#include "kstencil/version.hpp"
+
+namespace kstencil {
+
+RunReport::RunReport(const std::string& solver, const ExecLimits& limits, const int ranks) {
+  header_ = "kstencil " + std::string(program_version) + " | " + solver + " | " + limits.backend +
+            " on " + limits.device_name + " (Kokkos " + kokkos_version_string() + ", concurrency " +
+            std::to_string(limits.concurrency) + ", " + std::to_string(ranks) +
+            (ranks > 1 ? " ranks)" : " rank)");
+  summary_ = {{"kernel", solver},
+              {"backend", limits.backend},
+              {"device", limits.device_name},
+              {"concurrency", limits.concurrency},
+              {"ranks", ranks},
+              {"kokkos_version", kokkos_version_string()},
+              {"program_version", program_version}};
+}
+
+std::string RunReport::console() const {
+  std::size_t width = 0;
+  for (const auto& [label, text] : lines_) width = std::max(width, label.size());
+  std::string out = header_ + "\n";
+  for (const auto& [label, text] : lines_)
+    out += "  " + label + std::string(width + 2 - label.size(), ' ') + text + "\n";
+  return out;
+}
+
+void RunReport::finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) const {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  if (rank != 0) return;
+  if (folder.enabled) {
+    write_file_atomically(folder.dir / "deck.toml", deck.resolved_toml());
+    write_file_atomically(folder.dir / "summary.json", summary_.dump(2) + "\n");
+  }
+  std::fputs(console().c_str(), stdout);
+  std::fflush(stdout);
+}
+
+}  // namespace kstencil

@@ -1,0 +1,141 @@
+// The backend's default Laplacian kernel and parameters. Every choice here was measured in
+// alternating runs against its alternatives; the figures are in docs/PERFORMANCE.md.
+#include <algorithm>
+
+#include "arch/streams.hpp"
+#include "laplacian/plan.hpp"
+
+namespace kstencil {
+
+namespace {
+
+// Hosts with at least this many hardware threads march row blocks through each thread's planes
+// (many_core_line_tile); fewer threads with AVX-512 update 4 planes per work item instead.
+constexpr int many_core_host_threads = 8;
+
+// Line tile (work items along x y z) on many-core hosts: each thread marches a block of rows
+// through its chunk of planes, reading the rows of the three planes it works on from its L2 (a
+// quarter of it). Over the splits of the threads into plane chunks by row blocks this picks the one
+// whose busiest thread reads the fewest rows; where none fits, Kokkos' default tile.
+std::array<std::int64_t, 3> many_core_line_tile(const Box& box, const AxisRoles& a, int threads,
+                                                std::int64_t core_cache_bytes, int element_bytes,
+                                                int m) {
+  const std::int64_t planes = std::max<std::int64_t>(box.extent(a.slow), 1);
+  const std::int64_t rows = std::max<std::int64_t>(box.extent(1), 1);
+  const std::int64_t items = (rows + m - 1) / m;
+  const std::int64_t t = std::max(threads, 1);
+  std::int64_t best_chunk = (planes + t - 1) / t, best_items = 1, best_rows_read = -1;
+  for (std::int64_t chunks = 1; chunks <= t; ++chunks) {
+    if (t % chunks != 0) continue;
+    const std::int64_t plane_chunk = (planes + chunks - 1) / chunks;
+    const std::int64_t items_per_block = (items + t / chunks - 1) / (t / chunks);
+    const std::int64_t block_rows = std::min(items_per_block * m, rows);
+    const std::int64_t slab_bytes =
+        3 * (block_rows + 2) * (box.extent(a.contiguous) + 2) * element_bytes;
+    if (core_cache_bytes <= 0 || 4 * slab_bytes > core_cache_bytes) continue;
+    const std::int64_t tiles = ((planes + plane_chunk - 1) / plane_chunk) *
+                               ((items + items_per_block - 1) / items_per_block);
+    const std::int64_t rows_read = (tiles + t - 1) / t * (block_rows + 2) * (plane_chunk + 2);
+    if (best_rows_read < 0 || rows_read < best_rows_read) {
+      best_rows_read = rows_read;
+      best_chunk = plane_chunk;
+      best_items = items_per_block;
+    }
+  }
+  std::array<std::int64_t, 3> tile{0, best_items, 0};
+  tile[a.slow] = best_chunk;
+  return tile;
+}
+
+// Line tile on few-thread hosts whose work items update several planes: each thread a chunk of
+// planes, swept in blocks of rows whose m_slow + 2 planes fit half a core's L2, so the planes
+// beside a block come from the L2 when the next block reads them. Kokkos' tile where nothing fits.
+std::array<std::int64_t, 3> few_core_line_tile(const Box& box, const AxisRoles& a, int threads,
+                                               std::int64_t core_cache_bytes, int element_bytes,
+                                               int m, int m_slow) {
+  const std::int64_t plane_row_bytes =
+      (m_slow + 2) * (box.extent(a.contiguous) + 2) * element_bytes;
+  const std::int64_t rows = core_cache_bytes / 2 / plane_row_bytes - 2;
+  const std::int64_t items = std::min<std::int64_t>(rows / m, (box.extent(1) + m - 1) / m);
+  if (core_cache_bytes <= 0 || items < 1) return {0, 0, 0};
+  std::array<std::int64_t, 3> tile{0, items, 0};
+  const std::int64_t t = std::max(threads, 1);
+  tile[a.slow] = (box.extent(a.slow) + t - 1) / t;  // planes
+  return tile;
+}
+
+// Blocked tile on GPUs: 128 threads along the contiguous axis, or as many as its lanes fill with
+// the rest along y (128 threads over 64 points left half of them idle).
+std::array<std::int64_t, 3> gpu_blocked_tile(const Box& box, const AxisRoles& a,
+                                             const bool zero_row_ends) {
+  const auto range =
+      blocked_contiguous_range(box.lo[a.contiguous], box.hi[a.contiguous], zero_row_ends);
+  const Index lanes = range[1] - range[0];
+  std::int64_t along_contiguous = 32;
+  while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
+  std::array<std::int64_t, 3> tile{1, 128 / along_contiguous, 1};
+  tile[a.contiguous] = along_contiguous;
+  return tile;
+}
+
+}  // namespace
+
+LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& request,
+                                               const ExecLimits& limits, const Layout layout,
+                                               const Grid& grid, const int element_bytes) {
+  const AxisRoles a = AxisRoles::of(layout);
+  const Box box = grid.to_local(laplacian_update_box(grid));
+  LaplacianKernelParams p;
+  p.kernel = request.kernel.value_or(limits.gpu ? LaplacianKernel::blocked : LaplacianKernel::line);
+  p.iterate = request.iterate;
+  p.streaming_stores = request.streaming_stores;
+  p.zero_row_ends = request.zero_row_ends;
+  std::array<std::int64_t, 3> default_tile{0, 0, 0};  // Kokkos' default
+  switch (p.kernel) {
+    case LaplacianKernel::mdrange:
+      break;
+    case LaplacianKernel::blocked: {
+      // Register blocks with several blocks per work item along the slowest axis (the rows they
+      // share come from the L1), 128 threads per block with launch bounds 128.
+      struct Blocks {
+        int m, m_slow, per_item;
+      };
+      const Blocks blocks = element_bytes == 8        ? Blocks{8, 1, 3}
+                            : layout == Layout::right ? Blocks{4, 2, 3}
+                                                      : Blocks{8, 1, 4};
+      p.m = request.m.value_or(blocks.m);
+      p.m_slow = request.m_slow.value_or(blocks.m_slow);
+      p.blocks_per_item = request.blocks_per_item.value_or(blocks.per_item);
+      p.launch_bounds = request.launch_bounds.value_or(limits.gpu ? 128 : 0);
+      // Parts keep the m_slow + 2 planes a work item reads within the last-level cache.
+      p.parts = request.parts.value_or(
+          auto_blocked_parts(grid, layout, element_bytes, limits.llc_bytes, p.m, p.m_slow + 2));
+      if (limits.gpu) default_tile = gpu_blocked_tile(box, a, p.zero_row_ends);
+      break;
+    }
+    case LaplacianKernel::line: {
+      p.m = request.m.value_or(16);  // rows per work item: one fence per 16 rows
+      const bool few_threads = limits.host_hardware_threads < many_core_host_threads;
+      p.m_slow = request.m_slow.value_or(
+          !limits.gpu && host_avx512_lines_compiled() && few_threads ? 4 : 1);
+      if (!limits.gpu && few_threads && p.m_slow > 1)
+        default_tile = few_core_line_tile(box, a, limits.concurrency, limits.core_cache_bytes,
+                                          element_bytes, p.m, p.m_slow);
+      if (!limits.gpu && !few_threads)
+        default_tile = many_core_line_tile(box, a, limits.concurrency, limits.core_cache_bytes,
+                                           element_bytes, p.m);
+      // The helpers count planes along the slowest axis; the tile counts work items.
+      default_tile[a.slow] = (default_tile[a.slow] + p.m_slow - 1) / p.m_slow;
+      break;
+    }
+  }
+  p.m = request.m.value_or(p.m);
+  p.m_slow = request.m_slow.value_or(p.m_slow);
+  p.blocks_per_item = request.blocks_per_item.value_or(p.blocks_per_item);
+  p.parts = request.parts.value_or(p.parts);
+  p.launch_bounds = request.launch_bounds.value_or(p.launch_bounds);
+  for (int d = 0; d < 3; ++d) p.tile[d] = request.tile[d] > 0 ? request.tile[d] : default_tile[d];
+  return p;
+}
+
+}  // namespace kstencil

@@ -1,0 +1,182 @@
+#pragma once
+// blocked: a block of m points along y by m_slow along the slowest axis per work item, registers
+// shared between the block's points (seed 000's kernel 5), blocks_per_item blocks one after
+// another along the slowest axis, and the y range in parts run one after another (kernel 7).
+#include <stdexcept>
+#include <string>
+
+#include "core/field.hpp"
+#include "core/policy.hpp"
+#include "core/stores.hpp"
+#include "laplacian/kernels/common.hpp"
+#include "laplacian/plan.hpp"
+
+namespace kstencil {
+namespace laplacian_kernels {
+
+// x / d for 0 <= x < 2^31 as a multiply and a shift: with k = 32 + ceil(log2 d) and
+// m = ceil(2^k / d) = (2^k + e) / d, 0 <= e < d, x m / 2^k = x / d + x e / (d 2^k); since
+// x e < 2^31 d <= 2^k the excess stays below 1 / d, so the floor is that of x / d, and m <= 2^33
+// keeps x m within 64 bits. The blocked kernel finds a work item's y part so: a division cost the
+// layout-right double body 40 registers and an SM a block (docs/PERFORMANCE.md).
+struct Divisor {
+  unsigned long long multiplier = 1;
+  int shift = 0;
+
+  Divisor() = default;
+  explicit Divisor(const Index d) {
+    if (d < 1 || d > (Index(1) << 31)) throw std::invalid_argument("divisor out of range");
+    int log2_ceil = 0;
+    while ((Index(1) << log2_ceil) < d) ++log2_ceil;
+    shift = 32 + log2_ceil;
+    multiplier =
+        static_cast<unsigned long long>(((static_cast<unsigned __int128>(1) << shift) + d - 1) / d);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION int divide(const int x) const {
+    return static_cast<int>((static_cast<unsigned long long>(x) * multiplier) >> shift);
+  }
+};
+
+// A block of M points along y by MS along the slowest axis per work item (AMD kernel 5, blocked
+// in two directions). The (M + 2) x (MS + 2) centres around the block, corners excepted, are
+// loaded once and serve as neighbours of each other, so a point costs ((M + 2)(MS + 2) - 4) / (M
+// MS) loads through the L2 plus its two neighbours along the contiguous axis, which the work items
+// beside it in the warp have just brought into the L1 (MS = 1, M = 4: 3.5; MS = 4, M = 4: 2). All
+// loads are issued before the stores (M and MS are compile-time constants so the loops unroll).
+// The policy counts blocks along y and the slowest axis, points along the contiguous axis.
+// Streaming: stores marked evict-first, as kernel 5's non-temporal stores.
+// Y parts (kernel 7) run in one launch: the slowest-axis policy index runs part after part, and a
+// GPU schedules that policy dimension last (blockIdx.z), so the parts run in order without a
+// launch's ramp and tail each.
+// zero_row_ends: the work items at c_begin - 1 and c_end (boundary or halo points) store 0, so a
+// warp's stores cover each row's first and last 32-byte sectors whole (a partly written sector
+// costs the L2 a DRAM read; docs/PERFORMANCE.md).
+template <class T, class KokkosLayout, bool Reversed, int M, int MS, bool Streaming>
+struct ColumnStencil {
+  StencilInput<T, KokkosLayout> u;
+  StencilOutput<T, KokkosLayout> f;
+  StencilCoeffs<T> a;
+  int j_begin, j_end;   // update range along y
+  int s_begin, s_end;   // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
+  int c_begin, c_end;   // update range along the contiguous axis; the policy starts aligned below
+  int blocks_per_item;  // consecutive blocks along the slowest axis per work item
+  // Work items along the slowest axis and blocks along y per y part: the policy's slowest-axis
+  // index q runs part q / slow_items_per_part (one launch for several parts; else part 0).
+  int slow_items_per_part, y_blocks_per_part;
+  Divisor by_slow_items_per_part;
+  bool zero_row_ends;  // the work items at c_begin - 1 and c_end store 0
+
+  static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int block, const int p2) const {
+    const int x_index = Reversed ? p2 : p0;
+    const int z_index = Reversed ? p0 : p2;
+    const int c = x_slowest ? z_index : x_index;
+    const bool row_end = zero_row_ends && (c == c_begin - 1 || c == c_end);
+    if (!row_end && (c < c_begin || c >= c_end)) return;
+    // A row end loads around the row's nearest updated point (its result is not stored).
+    const int load_c = row_end ? (c < c_begin ? c_begin : c_end - 1) : c;
+    const int slow_item = x_slowest ? x_index : z_index;
+    const int part = by_slow_items_per_part.divide(slow_item);
+    const int j0 = j_begin + (part * y_blocks_per_part + block) * M;
+    // One block after another: each block's loads are independent of the previous block's
+    // results, and the rows it shares with that block were loaded moments before, so the L1 can
+    // serve them instead of the L2 (not unrolled: that would multiply the registers).
+    const int first_block = (slow_item - part * slow_items_per_part) * blocks_per_item;
+#ifdef __CUDA_ARCH__
+#pragma unroll 1
+#endif
+    for (int block_along_slow = 0; block_along_slow < blocks_per_item; ++block_along_slow) {
+      const int s0 = s_begin + (first_block + block_along_slow) * MS;
+      // Past the end; the last y part may hold fewer blocks than the others (checked here, not
+      // before the loop, where it cost the float layout-right body a block per SM).
+      if (s0 >= s_end || j0 >= j_end) return;
+      one_block(s0, j0, load_c, c, row_end);
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void one_block(const int s0, const int j0, const int load_c, const int c,
+                                        const bool row_end) const {
+    // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
+    // always allocated) and their results dropped. LayoutRight loads through stride offsets from
+    // one base pointer (fewer index instructions); LayoutLeft keeps the View's arithmetic, which
+    // needs fewer registers there (docs/PERFORMANCE.md, registers).
+    [[maybe_unused]] const T* KOKKOS_RESTRICT const in = u.data() + load_c;
+    [[maybe_unused]] const std::ptrdiff_t slow_stride = u.stride(0), y_stride = u.stride(1);
+    const auto load = [&](const int s, const int j, const int dc) -> T {
+      if constexpr (x_slowest)
+        return in[s * slow_stride + j * y_stride + dc];
+      else
+        return at_slow_y_contiguous(u, s, j, load_c + dc);
+    };
+    T centre[MS + 2][M + 2];
+    for (int p = 0; p < MS + 2; ++p) {
+      const int s = s0 - 1 + p <= s_end ? s0 - 1 + p : s_end;
+      for (int n = 0; n < M + 2; ++n) {
+        const bool corner = (p == 0 || p == MS + 1) && (n == 0 || n == M + 1);
+        const int j = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
+        centre[p][n] = corner ? T(0) : load(s, j, 0);
+      }
+    }
+    T result[MS][M];
+    for (int p = 0; p < MS; ++p) {
+      const int s = s0 + p < s_end ? s0 + p : s_end - 1;
+      for (int n = 0; n < M; ++n) {
+        const int j = j0 + n < j_end ? j0 + n : j_end - 1;
+        const T c_minus = load(s, j, -1);
+        const T c_plus = load(s, j, 1);
+        const T centre_here = centre[p + 1][n + 1];
+        const T y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
+        const T s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];
+        result[p][n] = stencil7_by_role<KokkosLayout>(centre_here, s_minus, s_plus, y_minus, y_plus,
+                                                      c_minus, c_plus, a);
+      }
+    }
+    for (int p = 0; p < MS; ++p)
+      for (int n = 0; n < M; ++n)
+        if (s0 + p < s_end && j0 + n < j_end)
+          store_output<Streaming>(&at_slow_y_contiguous(f, s0 + p, j0 + n, c),
+                                  row_end ? T(0) : result[p][n]);
+  }
+};
+
+template <class T, class KokkosLayout>
+void launch_blocked(const LaplacianPlan& plan, const StencilCoeffs<T>& a,
+                    const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+  const LaplacianKernelParams& p = plan.params;
+  const LaplacianLaunch& l = *plan.launch;
+  dispatch_traits(plan.mapping, p.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+    constexpr bool Reversed = decltype(reversed)::value;
+    // Only LayoutRight fields resolve to the reversed order (resolve_mapping).
+    if constexpr (Reversed && !x_is_slowest<KokkosLayout>()) {
+      throw std::invalid_argument("reversed policy order with LayoutLeft");
+    } else {
+      const auto policy =
+          make_policy<decltype(iterate)::value, decltype(bound)::value>(l.lower, l.upper, l.tile);
+      dispatch_points_per_item(p.m, [&](auto points) {
+        dispatch_slow_points_per_item(p.m_slow, [&](auto slow_points) {
+          constexpr int M = decltype(points)::value, MS = decltype(slow_points)::value;
+          if constexpr (M * MS > max_block_points) {
+            throw std::invalid_argument("m x m_slow must be at most " +
+                                        std::to_string(max_block_points));
+          } else {
+            dispatch_store_kind(p.streaming_stores, [&](auto streaming) {
+              Kokkos::parallel_for(
+                  "kstencil::laplacian::blocked", policy,
+                  ColumnStencil<T, KokkosLayout, Reversed, M, MS, decltype(streaming)::value>{
+                      u, f, a, static_cast<int>(l.j_begin), static_cast<int>(l.j_end),
+                      static_cast<int>(l.s_begin), static_cast<int>(l.s_end),
+                      static_cast<int>(l.c_begin), static_cast<int>(l.c_end), p.blocks_per_item,
+                      static_cast<int>(l.slow_items_per_part),
+                      static_cast<int>(l.y_blocks_per_part), Divisor(l.slow_items_per_part),
+                      p.zero_row_ends});
+            });
+          }
+        });
+      });
+    }
+  });
+}
+
+}  // namespace laplacian_kernels
+}  // namespace kstencil
