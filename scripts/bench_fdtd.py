@@ -1,46 +1,24 @@
 #!/usr/bin/python3
-"""FDTD benchmark set: one kstencil run per configuration (each verifies before it times and
-measures the copy ceiling in the same process), collected into a CSV and a Markdown table.
+"""FDTD benchmark sets: one kstencil run per configuration (each verifies before it times and
+measures the copy ceiling in the same process), collected into a CSV and a Markdown table. The sets
+are data: [fdtd.NAME] in scripts/bench-sets.toml.
 
-  scripts/bench_fdtd.py [--kstencil PATH] [--set default|sweep|quick] [--out DIR] [overrides...]
+  scripts/bench_fdtd.py [--kstencil PATH] [--set NAME] [--sizes N,...] [--out DIR] [overrides...]
+  scripts/bench_fdtd.py --list         # the sets and what each measures
 """
 import argparse
 import csv
-import itertools
 import json
 import os
 import subprocess
 import sys
 import time
 
-from bench import tile_for_gpu
+from bench import configurations, find_set, list_sets, literal
 
-SIZES = {"quick": [16, 24], "default": [256, 384], "sweep": [256]}
 COLUMNS = ["cells", "precision", "layout", "media", "variant_requested", "variant", "mapping",
            "tile", "launch_bounds", "values_per_cell", "timed_steps", "time_s", "mcells_per_s",
            "effective_gbs", "copy_gbs", "fom_ratio", "verified", "backend", "device"]
-
-
-def configurations(name, sizes):
-    """(cells per axis, overrides) pairs; tiles in GPU policy order (contiguous axis first)."""
-    if name in ("default", "quick"):
-        for n, precision, layout, media in itertools.product(
-                sizes or SIZES[name], ("double", "float"), ("right", "left"), ("uniform", "arrays")):
-            yield n, [f"run.precision={precision}", f"kernel.layout={layout}",
-                      f"media.mode={media}", "kernel.variant=auto"]
-    elif name == "sweep":
-        for n, layout in itertools.product(sizes or SIZES[name], ("right", "left")):
-            base = [f"kernel.layout={layout}", "run.precision=double", "media.mode=uniform"]
-            yield n, base + ["kernel.variant=auto"]
-            yield n, base + ["kernel.variant=cell", "kernel.tile=[0,0,0]"]
-            for tile, bounds in itertools.product(("[32,4,1]", "[64,4,1]", "[128,1,1]", "[128,2,1]",
-                                                   "[256,1,1]"), (0, 256)):
-                yield n, base + ["kernel.variant=cell", f"kernel.tile={tile}",
-                                 f"kernel.launch_bounds={bounds}"]
-            for tile in ("[128,1,1]", "[256,1,1]", "[64,4,1]"):
-                yield n, base + ["kernel.variant=column", f"kernel.tile={tile}"]
-    else:
-        sys.exit(f"bench_fdtd: unknown set {name!r} (allowed: default, quick, sweep)")
 
 
 def main():
@@ -50,28 +28,34 @@ def main():
     parser.add_argument("--kstencil", default=os.path.join(here, "..", "build", "openmp", "miniapp",
                                                            "kstencil"))
     parser.add_argument("--deck", default=os.path.join(here, "..", "inputs", "fdtd_cavity.toml"))
-    parser.add_argument("--set", default="default")
+    parser.add_argument("--set", default="default", help="an [fdtd.NAME] of bench-sets.toml")
+    parser.add_argument("--list", action="store_true", help="list the sets and exit")
     parser.add_argument("--out", default=None)
     parser.add_argument("--sizes", help="cells per axis instead of the set's, e.g. 128,256")
     parser.add_argument("extra", nargs="*", help="overrides passed to every run")
     args = parser.parse_args()
+    if args.list:
+        list_sets("fdtd")
+        return
+    spec = find_set("fdtd", args.set)
     out = args.out or os.path.join("outputs", f"bench-fdtd-{args.set}")
     os.makedirs(out, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
-    configs = list(configurations(args.set, sizes))
+    configs = [(n, [f"run.precision={precision}", f"kernel.layout={layout}"] +
+                [f"{key}={literal(value)}" for key, value in config.items()])
+               for n, precision, layout, runs in configurations(spec, sizes) for config in runs]
     rows = []
     with open(os.path.join(out, "results.csv"), "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=COLUMNS)
         writer.writeheader()
         for i, (n, overrides) in enumerate(configs):
-            layout = next(o.split("=")[1] for o in overrides if o.startswith("kernel.layout="))
             name = f"run{i:04d}"
             h = 1.0 / n
             cmd = [args.kstencil, "run", args.deck, f"run.name={name}", f"output.root={out}",
                    "output.fields=false", "output.overwrite=true", "diagnostics.every=0",
                    "time.steps=100", f"grid.nx={n}", f"grid.ny={n}", f"grid.nz={n}",
                    f"grid.hx={h}", f"grid.hy={h}", f"grid.hz={h}"] \
-                + tile_for_gpu(overrides, layout) + args.extra
+                + overrides + args.extra
             start = time.time()
             result = subprocess.run(cmd, capture_output=True, text=True)
             path = os.path.join(out, name, "summary.json")

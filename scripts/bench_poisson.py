@@ -2,12 +2,13 @@
 """Jacobi and CG benchmark sets: one kstencil run per configuration (each verifies before it times
 and measures the copy ceiling in the same process), collected into CSVs and Markdown tables.
 
-  scripts/bench_poisson.py [--kstencil PATH] [--set default|quick] [--out DIR] [overrides...]
+  scripts/bench_poisson.py [--kstencil PATH] [--set NAME] [--out DIR] [overrides...]
 
 norms:   Jacobi's four norm strategies on seed 004's 1D problem and on an n^3 grid: time per
          iteration with and without the norm, the norm's share, bandwidth against the copy.
 solvers: inputs/poisson_3d.toml at n^3 with Jacobi and with CG (same tolerance, same measure):
          iterations and time to solution.
+The sets (their sizes n) are data: [poisson.NAME] in scripts/bench-sets.toml.
 """
 import argparse
 import csv
@@ -17,9 +18,9 @@ import subprocess
 import sys
 import time
 
+from bench import load_sets
+
 NORMS = ("reduce", "reduce-range", "atomic", "kokkos-kernels")
-SETS = {"quick": {"norm_sizes": [64], "solver_sizes": [17, 33]},
-        "default": {"norm_sizes": [256, 512], "solver_sizes": [65, 129, 257]}}
 NORM_COLUMNS = ["grid", "precision", "layout", "norm", "tile", "launch_bounds", "time_per_iteration_s",
                 "time_per_iteration_without_norm_s", "norm_share", "effective_gbs", "copy_gbs",
                 "fom_ratio", "verified", "backend", "device"]
@@ -69,14 +70,15 @@ def main():
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kstencil", default=os.path.join(here, "..", "build", "openmp", "miniapp",
                                                            "kstencil"))
-    parser.add_argument("--set", default="default", choices=sorted(SETS))
+    sets = load_sets("poisson")
+    parser.add_argument("--set", default="default", choices=sorted(sets))
     parser.add_argument("--out", default=None)
     parser.add_argument("--only", choices=("norms", "solvers"), help="run one part only")
     parser.add_argument("extra", nargs="*", help="overrides passed to every run")
     args = parser.parse_args()
     out = args.out or os.path.join("outputs", f"bench-poisson-{args.set}")
     os.makedirs(out, exist_ok=True)
-    sizes = SETS[args.set]
+    sizes = sets[args.set]
     ok = True
     report = []
 

@@ -120,6 +120,14 @@ class Commands(unittest.TestCase):
             key = f"| `{key}` |"
             self.assertIn(key, r.stdout)
 
+    def test_deck_keys_doc_matches_the_binary(self):
+        # docs/DECK_KEYS.md is generated from `kstencil keys`: a key changed without regenerating
+        # the file (scripts/deck-keys.py) fails here, with the diff.
+        r = subprocess.run([sys.executable, os.path.join(SOURCE, "scripts", "deck-keys.py"),
+                            "--kstencil", KSTENCIL, "--check"], capture_output=True, text=True,
+                           timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
 
 class GoodRuns(Workdir):
     def check_run(self, layout, precision, variant):

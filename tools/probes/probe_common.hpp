@@ -1,6 +1,5 @@
-// What the stand-alone host probes (host_probe.cpp, host_decompose.cpp) share: the copies they
-// measure the stencils against, and the timing and report loop. x86-64 only (SSE2/AVX
-// non-temporal stores).
+// What host_planes_probe.cpp measures its stencils against (the copies) and its timing and report
+// loop; kept apart so that a new probe can reuse them. x86-64 only (SSE2/AVX non-temporal stores).
 #pragma once
 #include <immintrin.h>
 #include <omp.h>

@@ -1,9 +1,10 @@
 // Stand-alone probe behind the host notes on the Xeon development machine in docs/PERFORMANCE.md:
 // how fast one core's memory streams run depending on how many it keeps going, and what that
 // means for the line stencil's register block along the slowest axis. N^3 doubles, AVX-512.
-//   g++ -O3 -fopenmp -ffp-contract=off -march=native scripts/host_planes_probe.cpp -o
-//   host_planes_probe OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_planes_probe
-//   [N [rounds]]
+// Built by the project with -DKSTENCIL_BUILD_PROBES=ON (tools/probes/CMakeLists.txt), or alone
+// in tools/probes:
+//   g++ -O3 -fopenmp -ffp-contract=off -march=native host_planes_probe.cpp -o host_planes_probe
+//   OMP_NUM_THREADS=2 OMP_PROC_BIND=spread OMP_PLACES=threads ./host_planes_probe [N [rounds]]
 // Copies: in work items of 16384 doubles as kstencil's copy kernel, each item's whole lines in 1,
 // 2, 4 or 8 parts copied a line from each part in turn (non-temporal stores); one part per thread
 // with W independent 8-wide FMA chains per line besides the copy (arithmetic that does not wait
@@ -17,7 +18,7 @@
 // "prefetched" is that with every stream prefetched (kstencil's stencil_lines_avx512 since the
 // seventh session of 2026-11-24). HUGE=1 puts both fields on transparent huge pages.
 // KEEP="|name|name|" keeps the named variants (and the copies and the plain stencil). Stencil
-// variants are compared bitwise with the plain stencil (scripts/probe_common.hpp; exit 1 if any
+// variants are compared bitwise with the plain stencil (probe_common.hpp; exit 1 if any
 // differ); ratios are medians of per-round ratios; figures count 2 x 8 B per point.
 #include <immintrin.h>
 #include <omp.h>
