@@ -1,17 +1,12 @@
 #include "cg/cg_run.hpp"
 
-#include <chrono>
-#include <cstdio>
-#include <filesystem>
-#include <iostream>
 #include <limits>
-#include <nlohmann/json.hpp>
-#include <sstream>
+#include <vector>
 
-#include "core/output.hpp"
+#include "core/kernel_traits.hpp"
+#include "core/report.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
-#include "kstencil/version.hpp"
 #include "poisson/poisson_deck.hpp"
 #include "poisson/poisson_output.hpp"
 
@@ -27,7 +22,7 @@ CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   s.stop = {deck.real("cg", "tolerance"), deck.integer("cg", "max_iterations")};
   s.print_every = deck.integer("cg", "print_every");
   s.single_precision = deck.string("run", "precision") == "float";
-  s.layout = parse_layout(deck.string("kernel", "layout"));
+  s.layout = kernel_traits_from_deck(deck).layout;
   const bool one_d = is_collapsed(grid, 1) && is_collapsed(grid, 2);
   s.check_kernel = default_jacobi_kernel(
       limits, grid, s.layout,
@@ -39,14 +34,10 @@ CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
 namespace {
 
 template <class T, class KokkosLayout>
-int run_typed(const CgSetup& s, const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  const ExecLimits limits = default_exec_limits();
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
+              const std::string& deck_path, MPI_Comm comm) {
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
-  const bool write_output = folder.enabled;
-  const std::string& run_name = folder.name;
-  const std::filesystem::path& dir = folder.dir;
+  RunReport report("cg", default_exec_limits(), rank_count(comm));
   const Grid& g = s.problem.grid;
 
   const OperatorCheck check = check_operator_against_stencil<T, KokkosLayout>(g, s.check_kernel);
@@ -56,100 +47,55 @@ int run_typed(const CgSetup& s, const Deck& deck, const std::string& deck_path, 
   }
 
   CgSolver<T, KokkosLayout> solver(s.problem);
-  Kokkos::fence();
-  const auto start = std::chrono::steady_clock::now();
-  const SolveResult result = solver.solve(s.stop, [&](std::int64_t iteration, double error) {
-    if (rank == 0 && s.print_every > 0 && iteration % s.print_every == 0)
-      std::cout << "Iteration = " << iteration << " error = " << error << std::endl;
-  });
-  Kokkos::fence();
-  const double solve_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (rank == 0) std::cout << (result.converged ? "Success!\n" : "Failure!\n");
+  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm);
   const auto residual = solver.residual();
 
-  const double per_iteration_s = result.iterations > 0 ? solve_s / result.iterations : 0;
+  const SolveResult& result = solve.result;
+  const double per_iteration_s = result.iterations > 0 ? solve.seconds / result.iterations : 0;
   const double bytes = solver.bytes_per_iteration();
   const CopyBandwidth copy =
       measure_copy_bandwidth(static_cast<std::int64_t>(point_count(g)), sizeof(T), 2, 20);
   const double gbs = per_iteration_s > 0 ? bytes / per_iteration_s * 1e-9 : 0;
-  const std::string precision = s.single_precision ? "float" : "double";
 
-  nlohmann::ordered_json summary = {
-      {"kernel", "cg"},
-      {"layout", to_string(s.layout)},
-      {"precision", precision},
-      {"grid", g.points},
-      {"spacing", g.spacing},
-      {"tolerance", s.stop.tolerance},
-      {"max_iterations", s.stop.max_iterations},
-      {"iterations", result.iterations},
-      {"error", result.error},
-      {"true_error", residual.error},
-      {"relative_residual", residual.relative},
-      {"converged", result.converged},
-      {"solve_s", solve_s},
-      {"time_per_iteration_s", per_iteration_s},
-      {"matrix_nonzeros", solver.matrix().nnz()},
-      {"bytes_per_iteration", bytes},
-      {"effective_gbs", gbs},
-      {"copy_gbs", copy.gbs},
-      {"fom_ratio", gbs / copy.gbs},
-      {"verified", check.passed},
-      {"verification",
-       {{"passed", check.passed},
-        {"check", "spmv of the assembled operator against the Jacobi kernel, random fields"},
-        {"max_bound_ratio", check.max_bound_ratio},
-        {"violations", check.violations}}},
-      {"backend", limits.backend},
-      {"device", limits.device_name},
-      {"kokkos_version", kokkos_version_string()},
-      {"program_version", program_version},
-      {"deck", deck_path}};
+  report.fact("layout", to_string(s.layout));
+  report_solve(report, g, s.single_precision ? "float" : "double",
+               "layout " + to_string(s.layout) + ", " + std::to_string(solver.matrix().nnz()) +
+                   " matrix entries",
+               s.stop.tolerance, s.stop.max_iterations, solve);
+  report.fact("true_error", residual.error)
+      .fact("relative_residual", residual.relative)
+      .fact("time_per_iteration_s", per_iteration_s)
+      .fact("matrix_nonzeros", solver.matrix().nnz())
+      .fact("bytes_per_iteration", bytes)
+      .fact("effective_gbs", gbs)
+      .fact("copy_gbs", copy.gbs)
+      .fact("fom_ratio", gbs / copy.gbs)
+      .verification(
+          check.passed,
+          {{"passed", check.passed},
+           {"check", "spmv of the assembled operator against the Jacobi kernel, random fields"},
+           {"max_bound_ratio", check.max_bound_ratio},
+           {"violations", check.violations}})
+      .fact("deck", deck_path);
+  report
+      .line("residual", "recomputed from u: error " + fmt("%.6g", residual.error) +
+                            ", ||b - A u|| / ||b|| " + fmt("%.3g", residual.relative))
+      .line("iteration", fmt("%.4g", per_iteration_s * 1e3) + " ms; " + fmt("%.1f", gbs) +
+                             " GB/s (spmv + 2 dot + 3 axpby); copy " + fmt("%.1f", copy.gbs) +
+                             " GB/s")
+      .line("verification",
+            std::string(check.passed ? "PASS" : "FAIL") +
+                " (assembled operator: spmv against the Jacobi kernel on random fields, " +
+                (check.passed ? std::string("every point")
+                              : std::to_string(check.violations) + " points not") +
+                " within the rounding bound; worst " + fmt("%.2g", check.max_bound_ratio) +
+                " of it)");
 
-  std::optional<std::string> plot_problem;
-  if (write_output) {
-    const auto u = solver.solution_host();
-    plot_problem = write_poisson_output(deck,
-                                        {dir,
-                                         run_name,
-                                         "cg",
-                                         g,
-                                         u.data(),
-                                         s.single_precision,
-                                         &result,
-                                         {{"layout", to_string(s.layout)}},
-                                         summary},
-                                        comm);
-  }
-
-  if (rank == 0) {
-    std::ostringstream out;
-    out << "kstencil " << program_version << " | cg | " << limits.backend << " on "
-        << limits.device_name << " (Kokkos " << kokkos_version_string() << ")\n"
-        << "  grid          " << g.points[0] << " x " << g.points[1] << " x " << g.points[2] << ", "
-        << precision << ", layout " << to_string(s.layout) << ", " << solver.matrix().nnz()
-        << " matrix entries\n"
-        << "  solve         " << result.iterations << " iterations, error "
-        << fmt("%.6g", result.error) << (result.converged ? " (converged)" : " (not converged)")
-        << ", " << fmt("%.4g", solve_s) << " s\n"
-        << "  residual      recomputed from u: error " << fmt("%.6g", residual.error)
-        << ", ||b - A u|| / ||b|| " << fmt("%.3g", residual.relative) << "\n"
-        << "  iteration     " << fmt("%.4g", per_iteration_s * 1e3) << " ms; " << fmt("%.1f", gbs)
-        << " GB/s (spmv + 2 dot + 3 axpby); copy " << fmt("%.1f", copy.gbs) << " GB/s\n"
-        << "  verification  " << (check.passed ? "PASS" : "FAIL")
-        << " (assembled operator: spmv against the Jacobi kernel on random fields, "
-        << (check.passed ? std::string("every point")
-                         : std::to_string(check.violations) + " points not")
-        << " within the rounding bound; worst " << fmt("%.2g", check.max_bound_ratio)
-        << " of it)\n";
-    if (write_output) out << "  output        " << dir.string() << "/\n";
-    std::fputs(out.str().c_str(), stdout);
-    if (plot_problem)
-      std::fprintf(stderr, "kstencil: convergence plot skipped: %s\n", plot_problem->c_str());
-    std::fflush(stdout);
-  }
-  return check.passed ? 0 : 1;
+  const auto u = folder.enabled ? solver.solution_host() : std::vector<T>();
+  write_poisson_output(
+      report, deck, folder,
+      {"cg", g, u.data(), s.single_precision, &result, {{"layout", to_string(s.layout)}}}, comm);
+  return report.finish(folder, deck, comm);
 }
 
 }  // namespace
@@ -157,11 +103,8 @@ int run_typed(const CgSetup& s, const Deck& deck, const std::string& deck_path, 
 int run_cg_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
   require_one_rank(comm, "CG");
   const CgSetup setup = cg_setup_from_deck(deck, default_exec_limits());
-  return run_with_types(setup.single_precision, setup.layout, [&](auto types) {
-    using Types = decltype(types);
-    return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,
-                                                                         comm);
-  });
+  return run_with_types(setup.single_precision, setup.layout,
+                        [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }
 
 }  // namespace kstencil

@@ -21,6 +21,10 @@ std::string to_string(Layout layout) {
   return layout == Layout::left ? "left" : "right";
 }
 
+std::string to_string(IterOrder order) {
+  return order == IterOrder::automatic ? "auto" : order == IterOrder::left ? "left" : "right";
+}
+
 std::string Mapping::describe() const {
   return std::string(reversed ? "policy (k,j,i)" : "policy (i,j,k)") +
          (iterate_right ? ", Iterate::Right" : ", Iterate::Left");

@@ -24,6 +24,7 @@ enum class IterOrder { automatic, left, right };
 Layout parse_layout(const std::string& word);
 IterOrder parse_iter_order(const std::string& word);
 std::string to_string(Layout layout);
+std::string to_string(IterOrder order);  // as decks write it: auto, left, right
 
 template <class KokkosLayout>
 constexpr Layout layout_of() {

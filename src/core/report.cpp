@@ -30,16 +30,26 @@ std::string RunReport::console() const {
   return out;
 }
 
-void RunReport::finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) const {
+int RunReport::finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) const {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  if (rank != 0) return;
+  if (rank != 0) return passed_ ? 0 : 1;
+  std::string notes;
   if (folder.enabled) {
+    for (const auto& [name, text] : files_) write_file_atomically(folder.dir / name, text);
+    for (PlotSpec spec : plots_) {
+      spec.csv = folder.dir / spec.csv;
+      spec.png = folder.dir / spec.png;
+      if (const auto why = plot_csv(spec))
+        notes += "kstencil: " + spec.png.stem().string() + " plot skipped: " + *why + "\n";
+    }
     write_file_atomically(folder.dir / "deck.toml", deck.resolved_toml());
     write_file_atomically(folder.dir / "summary.json", summary_.dump(2) + "\n");
   }
   std::fputs(console().c_str(), stdout);
+  std::fputs(notes.c_str(), stderr);
   std::fflush(stdout);
+  return passed_ ? 0 : 1;
 }
 
 }  // namespace kstencil

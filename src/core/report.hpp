@@ -10,6 +10,7 @@
 
 #include "core/deck.hpp"
 #include "core/exec_space.hpp"
+#include "core/plot.hpp"
 #include "core/run_common.hpp"
 
 namespace kstencil {
@@ -24,23 +25,45 @@ class RunReport {
     summary_[key] = std::move(value);
     return *this;
   }
+  // The run's verdict: facts "verified" and "verification" (the details); finish returns 0 when
+  // passed, else 1.
+  RunReport& verification(bool passed, nlohmann::ordered_json details) {
+    passed_ = passed;
+    return fact("verified", passed).fact("verification", std::move(details));
+  }
   // A line of the console summary, "  label  text" with the labels aligned.
   RunReport& line(const std::string& label, const std::string& text) {
     lines_.emplace_back(label, text);
     return *this;
   }
 
+  // A further file of the run folder (e.g. a CSV of diagnostics), `name` relative to it.
+  RunReport& file(const std::string& name, std::string text) {
+    files_.emplace_back(name, std::move(text));
+    return *this;
+  }
+  // A plot of one of those files, spec.csv and spec.png relative to the run folder. A plot that
+  // cannot be made is skipped with a note on stderr.
+  RunReport& plot(PlotSpec spec) {
+    plots_.push_back(std::move(spec));
+    return *this;
+  }
+
   const nlohmann::ordered_json& summary() const { return summary_; }
   std::string console() const;
 
-  // Writes deck.toml (the resolved deck) and summary.json into the run folder, atomically (rank 0),
-  // and prints the console summary (rank 0).
-  void finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) const;
+  // Rank 0: writes the files, the plots, deck.toml (the resolved deck) and last summary.json into
+  // the run folder (each atomically; nothing when the folder is not enabled), then prints the
+  // console summary. Returns the exit status: 0 verified, 1 not.
+  int finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) const;
 
  private:
   std::string header_;
+  bool passed_ = false;
   nlohmann::ordered_json summary_;
   std::vector<std::pair<std::string, std::string>> lines_;
+  std::vector<std::pair<std::string, std::string>> files_;
+  std::vector<PlotSpec> plots_;
 };
 
 }  // namespace kstencil

@@ -27,6 +27,13 @@ inline void require_one_rank(MPI_Comm comm, const std::string& solver) {
                              std::to_string(ranks) + "); domain decomposition is not there yet");
 }
 
+// The ranks of comm, as a run report states them.
+inline int rank_count(MPI_Comm comm) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  return ranks;
+}
+
 // [run] name, or the deck file's stem when it is empty.
 inline std::string run_name_of(const Deck& deck, const std::string& deck_path) {
   const std::string name = deck.string("run", "name");

@@ -1,15 +1,16 @@
 #include "fdtd/fdtd_run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
-#include <stdexcept>
 
+#include "core/kernel_traits.hpp"
 #include "core/output.hpp"
-#include "core/plot.hpp"
+#include "core/report.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
 #include "kstencil/version.hpp"
@@ -118,19 +119,18 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
                             p.origin[2] + p.cells[2] * p.spacing[2]}));
     }
 
-  const Layout layout = parse_layout(deck.string("kernel", "layout"));
+  const KernelTraits traits = kernel_traits_from_deck(deck);
   s.requested_variant = deck.string("kernel", "variant");
-  s.requested_iterate = deck.string("kernel", "iterate");
-  const Mapping mapping =
-      resolve_mapping(layout, parse_iter_order(s.requested_iterate), limits.gpu);
+  s.requested_iterate = traits.iterate;
+  const Mapping mapping = resolve_mapping(traits.layout, traits.iterate, limits.gpu);
   if (s.requested_variant == "auto") {
-    s.kernel = default_fdtd_kernel(limits, layout, mapping);
+    s.kernel = default_fdtd_kernel(limits, traits.layout, mapping);
   } else {
     s.kernel.variant = parse_fdtd_variant(s.requested_variant);
-    s.kernel.layout = layout;
+    s.kernel.layout = traits.layout;
     s.kernel.mapping = mapping;
-    s.kernel.tile = deck.integer3("kernel", "tile");
-    s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
+    s.kernel.tile = traits.tile;
+    s.kernel.launch_bounds = *traits.launch_bounds;
   }
   if (auto why = YeeSolver<double, Kokkos::LayoutRight>::config_problem(p, s.kernel, limits))
     throw tile_error(deck, limits, *why);
@@ -163,228 +163,237 @@ std::string probes_csv(const std::vector<ProbeRecord>& records, const std::vecto
   return out.str();
 }
 
+// A figure, or null where the run could not measure it.
+nlohmann::ordered_json known_or_null(bool known, double value) {
+  return known ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json to_json(const FdtdVerification& v) {
+  return {{"passed", v.passed},
+          {"mode_steps", v.mode_steps},
+          {"mode_max_error", v.mode_max_error},
+          {"mode_tolerance", v.mode_tolerance},
+          {"reference_steps", v.reference_steps},
+          {"reference_bitwise", v.reference_mismatches == 0},
+          {"reference_max_diff", v.reference_max_diff}};
+}
+
+std::string verification_text(const FdtdVerification& v) {
+  return std::string(v.passed ? "PASS" : "FAIL") + " (cavity mode after " +
+         std::to_string(v.mode_steps) + " steps: max error " + fmt("%.3g", v.mode_max_error) +
+         " <= " + fmt("%.3g", v.mode_tolerance) + "; host reference after " +
+         std::to_string(v.reference_steps) + " steps: " +
+         (v.reference_mismatches == 0
+              ? std::string("bitwise equal")
+              : std::to_string(v.reference_mismatches) + " values differ, max " +
+                    fmt("%.3g", v.reference_max_diff)) +
+         ")";
+}
+
+// The six components at step n, as one step of the series.
 template <class T, class KokkosLayout>
-int run_typed(const FdtdSetup& s, const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  const ExecLimits limits = default_exec_limits();
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  const RunFolder folder = open_run_folder(deck, deck_path, comm);
-  const bool write_output = folder.enabled;
-  const std::string& run_name = folder.name;
-  const std::filesystem::path& dir = folder.dir;
-  const bool write_fields = write_output && deck.boolean("output", "fields");
+void write_step(OutputSeries& series, const YeeSolver<T, KokkosLayout>& solver, std::int64_t n) {
+  const FdtdProblem& p = solver.problem();
+  std::vector<std::vector<T>> values(6);
+  std::vector<FieldData> fields;
+  for (int c = 0; c < 6; ++c) {
+    values[c] = solver.component_host(c);
+    const Index3 dims = component_dims(p, c);
+    const FieldGeometry geometry{dims, component_position(p, c, {0, 0, 0}), p.spacing,
+                                 Box{{0, 0, 0}, dims}};
+    fields.push_back(FieldData{component_names[c], geometry, values[c].data(), sizeof(T) == 4});
+  }
+  series.write_step(n, n * solver.dt(), fields);
+}
 
-  Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
-  const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(s.problem, s.kernel);
-  Kokkos::Profiling::popRegion();
-
-  const FdtdProblem& p = s.problem;
-  YeeSolver<T, KokkosLayout> solver(p, s.kernel);
-  std::vector<std::array<Index3, 6>> probe_at;
-  for (const auto& position : s.probes) probe_at.push_back(probe_indices(p, position));
-
-  const std::string variant = to_string(s.kernel.variant);
-  const std::string precision = s.single_precision ? "float" : "double";
-  const bool column = s.kernel.variant == FdtdVariant::column;
-  const std::string mapping =
-      column ? (s.kernel.layout == Layout::right ? "policy (k,j), columns along x"
-                                                 : "policy (i,j), columns along z")
-             : s.kernel.mapping.describe();
-  const Grid nodes = p.nodes();
-  const Attributes attributes = {{"kernel", std::string("fdtd")},
-                                 {"variant", variant},
-                                 {"layout", to_string(s.kernel.layout)},
-                                 {"mapping", mapping},
-                                 {"precision", precision},
-                                 {"media", to_string(p.media.mode)},
-                                 {"cells", p.cells},
-                                 {"origin", p.origin},
-                                 {"spacing", p.spacing},
-                                 {"dt", p.dt()},
-                                 {"backend", limits.backend},
-                                 {"kokkos_version", kokkos_version_string()},
-                                 {"program_version", std::string(program_version)},
-                                 {"deck", deck.resolved_toml()}};
-  std::optional<OutputSeries> series;
-  if (write_fields) series.emplace(dir, run_name, attributes, comm);
-  const auto write_step = [&](std::int64_t n) {
-    std::vector<std::vector<T>> values(6);
-    std::vector<FieldData> fields;
-    for (int c = 0; c < 6; ++c) {
-      values[c] = solver.component_host(c);
-      const Index3 dims = component_dims(p, c);
-      const FieldGeometry geometry{dims, component_position(p, c, {0, 0, 0}), p.spacing,
-                                   Box{{0, 0, 0}, dims}};
-      fields.push_back(
-          FieldData{component_names[c], geometry, values[c].data(), s.single_precision});
-    }
-    series->write_step(n, n * solver.dt(), fields);
-  };
-
-  const std::int64_t output_every = deck.integer("output", "every");
-  const std::int64_t diagnostics_every = deck.integer("diagnostics", "every");
-  const auto output_due = [&](std::int64_t n) {
-    return write_fields && ((output_every > 0 && n % output_every == 0) || n == s.steps);
-  };
-  const auto diagnostics_due = [&](std::int64_t n) {
-    return diagnostics_every > 0 && n % diagnostics_every == 0 && n < s.steps;
-  };
+// What the time loop recorded, and the time of its steps without diagnostics or output.
+struct FdtdHistory {
   std::vector<EnergyRecord> energy;
   std::vector<ProbeRecord> probes;
   double timed_s = 0;
   std::int64_t timed_steps = 0;
+};
+
+// Steps to s.steps: energy (and probes) every diagnostics.every steps, the fields into `series`
+// (if any) every output.every steps and at the end; the stretches between are fenced and timed.
+template <class T, class KokkosLayout>
+FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, const Deck& deck,
+                      OutputSeries* series) {
+  std::vector<std::array<Index3, 6>> probe_at;
+  for (const auto& position : s.probes) probe_at.push_back(probe_indices(s.problem, position));
+  const std::int64_t output_every = deck.integer("output", "every");
+  const std::int64_t diagnostics_every = deck.integer("diagnostics", "every");
+  const auto output_due = [&](std::int64_t n) {
+    return series && ((output_every > 0 && n % output_every == 0) || n == s.steps);
+  };
+  const auto diagnostics_due = [&](std::int64_t n) {
+    return diagnostics_every > 0 && n % diagnostics_every == 0 && n < s.steps;
+  };
+  FdtdHistory h;
   Kokkos::Profiling::pushRegion("kstencil::fdtd::steps");
   for (std::int64_t n = 0;;) {
-    if (output_due(n)) write_step(n);
+    if (output_due(n)) write_step(*series, solver, n);
     if (n == s.steps) break;
     if (diagnostics_due(n)) {
-      if (!probe_at.empty()) probes.push_back(solver.probe(probe_at));
-      energy.push_back(*solver.step(true));
+      if (!probe_at.empty()) h.probes.push_back(solver.probe(probe_at));
+      h.energy.push_back(*solver.step(true));
       ++n;
       continue;
     }
-    // Steps without diagnostics or output are timed, in one fenced stretch.
     std::int64_t next = n + 1;
     while (next < s.steps && !diagnostics_due(next) && !output_due(next)) ++next;
     Kokkos::fence();
     const auto start = std::chrono::steady_clock::now();
     solver.run(next - n);
     Kokkos::fence();
-    timed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    timed_steps += next - n;
+    h.timed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    h.timed_steps += next - n;
     n = next;
   }
   Kokkos::Profiling::popRegion();
+  return h;
+}
 
+// How fast the steps between diagnostics and output ran, against the ceiling of a copy as large
+// as the state a step sweeps (6 field arrays, plus 3 coefficient arrays in arrays mode), measured
+// in this run.
+template <class T>
+void report_performance(RunReport& report, const FdtdProblem& p, const FdtdHistory& h) {
   const double cells = static_cast<double>(p.cells[0]) * p.cells[1] * p.cells[2];
   const int values_per_cell = fdtd_values_per_cell(p.media.mode);
-  const double bytes_per_step = cells * values_per_cell * sizeof(T);
-  const bool timed = timed_steps > 0 && timed_s > 0;
-  const double mcells = timed ? cells * timed_steps / timed_s * 1e-6 : 0;
-  const double gbs = timed ? bytes_per_step * timed_steps / timed_s * 1e-9 : 0;
-  // The ceiling: a copy as large as the state a step sweeps (6 field arrays, plus 3 coefficient
-  // arrays in arrays mode), measured in this run.
-  const std::int64_t state_arrays = p.media.mode == MediaMode::arrays ? 9 : 6;
+  const bool timed = h.timed_steps > 0 && h.timed_s > 0;
+  const double mcells = timed ? cells * h.timed_steps / h.timed_s * 1e-6 : 0;
+  const double gbs =
+      timed ? cells * values_per_cell * sizeof(T) * h.timed_steps / h.timed_s * 1e-9 : 0;
+  const Index3 nodes = p.nodes().points;
   const CopyBandwidth copy = measure_copy_bandwidth(
-      state_arrays * nodes.points[0] * nodes.points[1] * nodes.points[2], sizeof(T), 2, 10);
-  // Energy drift: meaningful without a source (the scheme conserves W^n exactly when lossless).
-  const bool conserved = !p.source && !energy.empty() && energy.front().total() > 0;
+      (p.media.mode == MediaMode::arrays ? 9 : 6) * nodes[0] * nodes[1] * nodes[2], sizeof(T), 2,
+      10);
+  report.fact("values_per_cell", values_per_cell)
+      .fact("bytes_per_cell_step", values_per_cell * static_cast<int>(sizeof(T)))
+      .fact("timed_steps", h.timed_steps)
+      .fact("time_s", h.timed_s)
+      .fact("mcells_per_s", known_or_null(timed, mcells))
+      .fact("effective_gbs", known_or_null(timed, gbs))
+      .fact("copy_gbs", copy.gbs)
+      .fact("copy_kernel_gbs", copy.kernel_gbs)
+      .fact("copy_deep_copy_gbs", copy.deep_copy_gbs)
+      .fact("fom_ratio", known_or_null(timed, gbs / copy.gbs))
+      .line("performance",
+            timed ? fmt("%.1f", mcells) + " Mcells/s over " + std::to_string(h.timed_steps) +
+                        " timed steps; " + fmt("%.1f", gbs) + " GB/s effective (" +
+                        std::to_string(values_per_cell) + " values per cell and step); copy " +
+                        fmt("%.1f", copy.gbs) + " GB/s; ratio " + fmt("%.3f", gbs / copy.gbs)
+                  : "no step without diagnostics or output to time");
+}
+
+// The energy at the first and last diagnostics step, and its largest relative change where that
+// means something: without a source (the scheme conserves W^n exactly when lossless).
+void report_energy(RunReport& report, const std::vector<EnergyRecord>& energy, bool has_source) {
+  const double first = energy.empty() ? 0 : energy.front().total();
+  const double last = energy.empty() ? 0 : energy.back().total();
+  const bool conserved = !has_source && first > 0;
   double drift = 0;
   for (const auto& r : energy)
-    if (conserved)
-      drift =
-          std::max(drift, std::abs(r.total() - energy.front().total()) / energy.front().total());
+    if (conserved) drift = std::max(drift, std::abs(r.total() - first) / first);
+  report.fact("energy_first", known_or_null(!energy.empty(), first))
+      .fact("energy_last", known_or_null(!energy.empty(), last))
+      .fact("energy_max_relative_change", known_or_null(conserved, drift));
+  if (!energy.empty())
+    report.line("energy", fmt("%.6g", first) + " at step 0 -> " + fmt("%.6g", last) + " at step " +
+                              std::to_string(energy.back().step) +
+                              (conserved ? " (max relative change " + fmt("%.3g", drift) + ")"
+                                         : std::string()));
+}
 
-  nlohmann::ordered_json summary = {
-      {"kernel", "fdtd"},
-      {"variant", variant},
-      {"variant_requested", s.requested_variant},
-      {"layout", to_string(s.kernel.layout)},
-      {"iterate", s.requested_iterate},
-      {"mapping", mapping},
-      {"tile", s.kernel.tile},
-      {"launch_bounds", s.kernel.launch_bounds},
-      {"precision", precision},
-      {"media", to_string(p.media.mode)},
-      {"values_per_cell", values_per_cell},
-      {"bytes_per_cell_step", values_per_cell * static_cast<int>(sizeof(T))},
-      {"cells", p.cells},
-      {"spacing", p.spacing},
-      {"courant", p.courant},
-      {"dt", p.dt()},
-      {"steps", s.steps},
-      {"timed_steps", timed_steps},
-      {"time_s", timed_s},
-      {"mcells_per_s", timed ? nlohmann::json(mcells) : nlohmann::json()},
-      {"effective_gbs", timed ? nlohmann::json(gbs) : nlohmann::json()},
-      {"copy_gbs", copy.gbs},
-      {"copy_kernel_gbs", copy.kernel_gbs},
-      {"copy_deep_copy_gbs", copy.deep_copy_gbs},
-      {"fom_ratio", timed ? nlohmann::json(gbs / copy.gbs) : nlohmann::json()},
-      {"energy_first", energy.empty() ? nlohmann::json() : nlohmann::json(energy.front().total())},
-      {"energy_last", energy.empty() ? nlohmann::json() : nlohmann::json(energy.back().total())},
-      {"energy_max_relative_change", conserved ? nlohmann::json(drift) : nlohmann::json()},
-      {"verified", verification.passed},
-      {"verification",
-       {{"passed", verification.passed},
-        {"mode_steps", verification.mode_steps},
-        {"mode_max_error", verification.mode_max_error},
-        {"mode_tolerance", verification.mode_tolerance},
-        {"reference_steps", verification.reference_steps},
-        {"reference_bitwise", verification.reference_mismatches == 0},
-        {"reference_max_diff", verification.reference_max_diff}}},
-      {"backend", limits.backend},
-      {"device", limits.device_name},
-      {"concurrency", limits.concurrency},
-      {"kokkos_version", kokkos_version_string()},
-      {"program_version", program_version},
-      {"deck", deck_path}};
+template <class T, class KokkosLayout>
+int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
+              const std::string& deck_path, MPI_Comm comm) {
+  const ExecLimits limits = default_exec_limits();
+  const RunFolder folder = open_run_folder(deck, deck_path, comm);
+  RunReport report("fdtd", limits, rank_count(comm));
+  const bool write_fields = folder.enabled && deck.boolean("output", "fields");
+  const FdtdProblem& p = s.problem;
 
-  std::optional<std::string> plot_problem;
-  if (write_output && rank == 0) {
-    write_file_atomically(dir / "deck.toml", deck.resolved_toml());
-    if (diagnostics_every > 0) {
-      write_file_atomically(dir / "energy.csv", energy_csv(energy));
-      if (!s.probes.empty())
-        write_file_atomically(dir / "probes.csv", probes_csv(probes, s.probes));
-      if (deck.boolean("diagnostics", "plot") && !energy.empty())
-        plot_problem = plot_csv({dir / "energy.csv",
-                                 dir / "energy.png",
-                                 "time",
-                                 {"electric", "magnetic", "total"},
-                                 "FDTD energy (" + run_name + ")",
-                                 "time",
-                                 "energy",
-                                 false});
-    }
-    write_file_atomically(dir / "summary.json", summary.dump(2) + "\n");
+  Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
+  const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(p, s.kernel);
+  Kokkos::Profiling::popRegion();
+
+  const std::string variant = to_string(s.kernel.variant);
+  const std::string precision = s.single_precision ? "float" : "double";
+  const std::string mapping = s.kernel.variant != FdtdVariant::column ? s.kernel.mapping.describe()
+                              : s.kernel.layout == Layout::right ? "policy (k,j), columns along x"
+                                                                 : "policy (i,j), columns along z";
+  YeeSolver<T, KokkosLayout> solver(p, s.kernel);
+  std::optional<OutputSeries> series;
+  if (write_fields)
+    series.emplace(folder.dir, folder.name,
+                   Attributes{{"kernel", std::string("fdtd")},
+                              {"variant", variant},
+                              {"layout", to_string(s.kernel.layout)},
+                              {"mapping", mapping},
+                              {"precision", precision},
+                              {"media", to_string(p.media.mode)},
+                              {"cells", p.cells},
+                              {"origin", p.origin},
+                              {"spacing", p.spacing},
+                              {"dt", p.dt()},
+                              {"backend", limits.backend},
+                              {"kokkos_version", kokkos_version_string()},
+                              {"program_version", std::string(program_version)},
+                              {"deck", deck.resolved_toml()}},
+                   comm);
+  const FdtdHistory h = run_steps(solver, s, deck, series ? &*series : nullptr);
+
+  report.fact("variant", variant)
+      .fact("variant_requested", s.requested_variant)
+      .fact("layout", to_string(s.kernel.layout))
+      .fact("iterate", to_string(s.requested_iterate))
+      .fact("mapping", mapping)
+      .fact("tile", s.kernel.tile)
+      .fact("launch_bounds", s.kernel.launch_bounds)
+      .fact("precision", precision)
+      .fact("media", to_string(p.media.mode))
+      .fact("cells", p.cells)
+      .fact("spacing", p.spacing)
+      .fact("courant", p.courant)
+      .fact("dt", p.dt())
+      .fact("steps", s.steps);
+  report
+      .line("grid", std::to_string(p.cells[0]) + " x " + std::to_string(p.cells[1]) + " x " +
+                        std::to_string(p.cells[2]) + " cells, h = (" + fmt("%g", p.spacing[0]) +
+                        ", " + fmt("%g", p.spacing[1]) + ", " + fmt("%g", p.spacing[2]) + "), " +
+                        precision + ", media " + to_string(p.media.mode))
+      .line("time", std::to_string(s.steps) + " steps of dt = " + fmt("%.6g", p.dt()) +
+                        " (Courant " + fmt("%g", p.courant) + ")")
+      .line("kernel", variant + (s.requested_variant == "auto" ? " (auto)" : "") + ", layout " +
+                          to_string(s.kernel.layout) + ", " + mapping + ", tile " +
+                          format_triple(s.kernel.tile) + " (x y z), launch bounds " +
+                          (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds)
+                                                  : std::string("none")));
+  report_performance<T>(report, p, h);
+  report_energy(report, h.energy, p.source.has_value());
+  report.verification(verification.passed, to_json(verification))
+      .fact("deck", deck_path)
+      .line("verification", verification_text(verification));
+
+  if (deck.integer("diagnostics", "every") > 0) {
+    report.file("energy.csv", energy_csv(h.energy));
+    if (!s.probes.empty()) report.file("probes.csv", probes_csv(h.probes, s.probes));
+    if (deck.boolean("diagnostics", "plot") && !h.energy.empty())
+      report.plot({"energy.csv",
+                   "energy.png",
+                   "time",
+                   {"electric", "magnetic", "total"},
+                   "FDTD energy (" + folder.name + ")",
+                   "time",
+                   "energy",
+                   false});
   }
-
-  if (rank == 0) {
-    std::ostringstream out;
-    const auto& v = verification;
-    out << "kstencil " << program_version << " | fdtd | " << limits.backend << " on "
-        << limits.device_name << " (Kokkos " << kokkos_version_string() << ", concurrency "
-        << limits.concurrency << ")\n"
-        << "  grid          " << p.cells[0] << " x " << p.cells[1] << " x " << p.cells[2]
-        << " cells, h = (" << p.spacing[0] << ", " << p.spacing[1] << ", " << p.spacing[2] << "), "
-        << precision << ", media " << to_string(p.media.mode) << "\n"
-        << "  time          " << s.steps << " steps of dt = " << fmt("%.6g", p.dt()) << " (Courant "
-        << p.courant << ")\n"
-        << "  kernel        " << variant << (s.requested_variant == "auto" ? " (auto)" : "")
-        << ", layout " << to_string(s.kernel.layout) << ", " << mapping << ", tile "
-        << format_triple(s.kernel.tile) << " (x y z), launch bounds "
-        << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none") << "\n";
-    if (timed)
-      out << "  performance   " << fmt("%.1f", mcells) << " Mcells/s over " << timed_steps
-          << " timed steps; " << fmt("%.1f", gbs) << " GB/s effective (" << values_per_cell
-          << " values per cell and step); copy " << fmt("%.1f", copy.gbs) << " GB/s; ratio "
-          << fmt("%.3f", gbs / copy.gbs) << "\n";
-    else
-      out << "  performance   no step without diagnostics or output to time\n";
-    if (!energy.empty())
-      out << "  energy        " << fmt("%.6g", energy.front().total()) << " at step 0 -> "
-          << fmt("%.6g", energy.back().total()) << " at step " << energy.back().step
-          << (conserved ? " (max relative change " + fmt("%.3g", drift) + ")" : std::string())
-          << "\n";
-    out << "  verification  " << (v.passed ? "PASS" : "FAIL") << " (cavity mode after "
-        << v.mode_steps << " steps: max error " << fmt("%.3g", v.mode_max_error)
-        << " <= " << fmt("%.3g", v.mode_tolerance) << "; host reference after " << v.reference_steps
-        << " steps: "
-        << (v.reference_mismatches == 0
-                ? std::string("bitwise equal")
-                : std::to_string(v.reference_mismatches) + " values differ, max " +
-                      fmt("%.3g", v.reference_max_diff))
-        << ")\n";
-    if (write_output)
-      out << "  output        " << dir.string() << "/"
-          << (write_fields ? " (" + run_name + ".xdmf)" : "") << "\n";
-    std::fputs(out.str().c_str(), stdout);
-    if (plot_problem)
-      std::fprintf(stderr, "kstencil: energy plot skipped: %s\n", plot_problem->c_str());
-    std::fflush(stdout);
-  }
-  return verification.passed ? 0 : 1;
+  if (folder.enabled)
+    report.line("output", folder.dir.string() + "/" +
+                              (write_fields ? " (" + folder.name + ".xdmf)" : std::string()));
+  return report.finish(folder, deck, comm);
 }
 
 }  // namespace
@@ -392,11 +401,8 @@ int run_typed(const FdtdSetup& s, const Deck& deck, const std::string& deck_path
 int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
   require_one_rank(comm, "FDTD");
   const FdtdSetup setup = fdtd_setup_from_deck(deck, default_exec_limits());
-  return run_with_types(setup.single_precision, setup.kernel.layout, [&](auto types) {
-    using Types = decltype(types);
-    return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,
-                                                                         comm);
-  });
+  return run_with_types(setup.single_precision, setup.kernel.layout,
+                        [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }
 
 }  // namespace kstencil

@@ -16,7 +16,8 @@ struct FdtdSetup {
   FdtdKernelConfig kernel;
   bool single_precision = false;
   std::int64_t steps = 0;
-  std::string requested_variant, requested_iterate;
+  std::string requested_variant;
+  IterOrder requested_iterate = IterOrder::automatic;
   std::vector<Real3> probes;
 };
 

@@ -1,19 +1,14 @@
 #include "jacobi/jacobi_run.hpp"
 
-#include <chrono>
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <iostream>
 #include <limits>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <stdexcept>
+#include <vector>
 
-#include "core/output.hpp"
+#include "core/kernel_traits.hpp"
+#include "core/report.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
-#include "kstencil/version.hpp"
 #include "poisson/poisson_deck.hpp"
 #include "poisson/poisson_output.hpp"
 
@@ -29,22 +24,22 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   s.repeats = static_cast<int>(deck.integer("run", "repeats"));
   s.single_precision = deck.string("run", "precision") == "float";
 
-  const Layout layout = parse_layout(deck.string("kernel", "layout"));
+  const KernelTraits traits = kernel_traits_from_deck(deck);
   s.requested_variant = deck.string("kernel", "variant");
-  s.requested_iterate = deck.string("kernel", "iterate");
+  s.requested_iterate = traits.iterate;
   // A 1D grid is contiguous along x in either layout: "auto" iterates it as layout left does.
   const bool one_d = is_collapsed(grid, 1) && is_collapsed(grid, 2);
-  const IterOrder order = parse_iter_order(s.requested_iterate);
   const Mapping mapping = resolve_mapping(
-      one_d && order == IterOrder::automatic ? Layout::left : layout, order, limits.gpu);
+      one_d && traits.iterate == IterOrder::automatic ? Layout::left : traits.layout,
+      traits.iterate, limits.gpu);
   const NormStrategy norm = parse_norm_strategy(deck.string("jacobi", "norm"));
   if (s.requested_variant == "auto") {
-    s.kernel = default_jacobi_kernel(limits, grid, layout, mapping, norm);
+    s.kernel = default_jacobi_kernel(limits, grid, traits.layout, mapping, norm);
   } else {
-    s.kernel.layout = layout;
+    s.kernel.layout = traits.layout;
     s.kernel.mapping = mapping;
-    s.kernel.tile = deck.integer3("kernel", "tile");
-    s.kernel.launch_bounds = static_cast<int>(deck.integer("kernel", "launch_bounds"));
+    s.kernel.tile = traits.tile;
+    s.kernel.launch_bounds = *traits.launch_bounds;
     s.kernel.norm = norm;
   }
   if (auto why = JacobiSolver<double, Kokkos::LayoutRight>::config_problem(grid, s.kernel, limits))
@@ -94,28 +89,15 @@ JacobiVerification verify(const JacobiSetup& s) {
 }
 
 template <class T, class KokkosLayout>
-int run_typed(const JacobiSetup& s, const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  const ExecLimits limits = default_exec_limits();
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
+              const std::string& deck_path, MPI_Comm comm) {
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
-  const bool write_output = folder.enabled;
-  const std::string& run_name = folder.name;
-  const std::filesystem::path& dir = folder.dir;
+  RunReport report("jacobi", default_exec_limits(), rank_count(comm));
 
   const JacobiVerification verification = verify<T, KokkosLayout>(s);
 
-  // The solve, printing as the seed does.
   JacobiSolver<T, KokkosLayout> solver(s.problem, s.kernel);
-  const auto start = std::chrono::steady_clock::now();
-  const SolveResult result = solver.solve(s.stop, [&](std::int64_t iteration, double error) {
-    if (rank == 0 && s.print_every > 0 && iteration % s.print_every == 0)
-      std::cout << "Iteration = " << iteration << " error = " << error << std::endl;
-  });
-  Kokkos::fence();
-  const double solve_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (rank == 0) std::cout << (result.converged ? "Success!\n" : "Failure!\n");
+  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm);
 
   // Time per iteration with and without the norm, on a fresh solver.
   JacobiSolver<T, KokkosLayout> timed(s.problem, s.kernel);
@@ -128,92 +110,60 @@ int run_typed(const JacobiSetup& s, const Deck& deck, const std::string& deck_pa
   const TimingStats& with_norm = rounds.launches[0];
   const TimingStats& without_norm = rounds.launches[1];
   const CopyBandwidth& copy = rounds.copy;
+  const double gbs = bytes / with_norm.median_s * 1e-9;
   const double norm_share = 1 - without_norm.median_s / with_norm.median_s;
-  const std::string precision = s.single_precision ? "float" : "double";
+  const std::string norm = to_string(s.kernel.norm);
+  const std::string launch_bounds =
+      s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none";
 
-  nlohmann::ordered_json summary = {
-      {"kernel", "jacobi"},
-      {"variant_requested", s.requested_variant},
-      {"layout", to_string(s.kernel.layout)},
-      {"iterate", s.requested_iterate},
-      {"mapping", s.kernel.mapping.describe()},
-      {"tile", s.kernel.tile},
-      {"launch_bounds", s.kernel.launch_bounds},
-      {"norm", to_string(s.kernel.norm)},
-      {"precision", precision},
-      {"grid", g.points},
-      {"spacing", g.spacing},
-      {"tolerance", s.stop.tolerance},
-      {"max_iterations", s.stop.max_iterations},
-      {"norm_every", s.stop.norm_every},
-      {"iterations", result.iterations},
-      {"error", result.error},
-      {"converged", result.converged},
-      {"solve_s", solve_s},
-      {"time_per_iteration_s", with_norm.median_s},
-      {"time_per_iteration_without_norm_s", without_norm.median_s},
-      {"norm_share", norm_share},
-      {"effective_gbs", bytes / with_norm.median_s * 1e-9},
-      {"effective_gbs_without_norm", bytes / without_norm.median_s * 1e-9},
-      {"copy_gbs", copy.gbs},
-      {"fom_ratio", bytes / with_norm.median_s * 1e-9 / copy.gbs},
-      {"verified", verification.passed},
-      {"verification",
-       {{"passed", verification.passed},
-        {"iterations", 2},
-        {"reference_bitwise", verification.mismatches == 0},
-        {"error_max_relative_diff", verification.error_max_relative_diff}}},
-      {"backend", limits.backend},
-      {"device", limits.device_name},
-      {"kokkos_version", kokkos_version_string()},
-      {"program_version", program_version},
-      {"deck", deck_path}};
+  report.fact("variant_requested", s.requested_variant)
+      .fact("layout", to_string(s.kernel.layout))
+      .fact("iterate", to_string(s.requested_iterate))
+      .fact("mapping", s.kernel.mapping.describe())
+      .fact("tile", s.kernel.tile)
+      .fact("launch_bounds", s.kernel.launch_bounds)
+      .fact("norm", norm)
+      .fact("norm_every", s.stop.norm_every);
+  report_solve(report, g, s.single_precision ? "float" : "double",
+               "layout " + to_string(s.kernel.layout) + ", tile " + format_triple(s.kernel.tile) +
+                   ", launch bounds " + launch_bounds,
+               s.stop.tolerance, s.stop.max_iterations, solve);
+  report.fact("time_per_iteration_s", with_norm.median_s)
+      .fact("time_per_iteration_without_norm_s", without_norm.median_s)
+      .fact("norm_share", norm_share)
+      .fact("effective_gbs", gbs)
+      .fact("effective_gbs_without_norm", bytes / without_norm.median_s * 1e-9)
+      .fact("copy_gbs", copy.gbs)
+      .fact("fom_ratio", gbs / copy.gbs)
+      .verification(verification.passed,
+                    {{"passed", verification.passed},
+                     {"iterations", 2},
+                     {"reference_bitwise", verification.mismatches == 0},
+                     {"error_max_relative_diff", verification.error_max_relative_diff}})
+      .fact("deck", deck_path);
+  report
+      .line("iteration", fmt("%.4g", with_norm.median_s * 1e3) + " ms with the " + norm +
+                             " norm, " + fmt("%.4g", without_norm.median_s * 1e3) +
+                             " ms without (norm share " + fmt("%.1f", 100 * norm_share) + "%); " +
+                             fmt("%.1f", gbs) + " GB/s; copy " + fmt("%.1f", copy.gbs) + " GB/s")
+      .line(
+          "verification",
+          std::string(verification.passed ? "PASS" : "FAIL") +
+              " (2 iterations against the host reference: iterate " +
+              (verification.mismatches == 0 ? std::string("bitwise equal")
+                                            : std::to_string(verification.mismatches) + " differ") +
+              ", error within " + fmt("%.2g", verification.error_max_relative_diff) + " relative)");
 
-  std::optional<std::string> plot_problem;
-  if (write_output) {
-    const auto u = solver.solution_host();
-    plot_problem = write_poisson_output(
-        deck,
-        {dir,
-         run_name,
-         "jacobi",
-         g,
-         u.data(),
-         s.single_precision,
-         &result,
-         {{"layout", to_string(s.kernel.layout)}, {"norm", to_string(s.kernel.norm)}},
-         summary},
-        comm);
-  }
-
-  if (rank == 0) {
-    std::ostringstream out;
-    out << "kstencil " << program_version << " | jacobi | " << limits.backend << " on "
-        << limits.device_name << " (Kokkos " << kokkos_version_string() << ")\n"
-        << "  grid          " << g.points[0] << " x " << g.points[1] << " x " << g.points[2] << ", "
-        << precision << ", layout " << to_string(s.kernel.layout) << ", tile "
-        << format_triple(s.kernel.tile) << ", launch bounds "
-        << (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none") << "\n"
-        << "  solve         " << result.iterations << " iterations, error "
-        << fmt("%.6g", result.error) << (result.converged ? " (converged)" : " (not converged)")
-        << ", " << fmt("%.4g", solve_s) << " s\n"
-        << "  iteration     " << fmt("%.4g", with_norm.median_s * 1e3) << " ms with the "
-        << to_string(s.kernel.norm) << " norm, " << fmt("%.4g", without_norm.median_s * 1e3)
-        << " ms without (norm share " << fmt("%.1f", 100 * norm_share) << "%); "
-        << fmt("%.1f", bytes / with_norm.median_s * 1e-9) << " GB/s; copy " << fmt("%.1f", copy.gbs)
-        << " GB/s\n"
-        << "  verification  " << (verification.passed ? "PASS" : "FAIL")
-        << " (2 iterations against the host reference: iterate "
-        << (verification.mismatches == 0 ? std::string("bitwise equal")
-                                         : std::to_string(verification.mismatches) + " differ")
-        << ", error within " << fmt("%.2g", verification.error_max_relative_diff) << " relative)\n";
-    if (write_output) out << "  output        " << dir.string() << "/\n";
-    std::fputs(out.str().c_str(), stdout);
-    if (plot_problem)
-      std::fprintf(stderr, "kstencil: convergence plot skipped: %s\n", plot_problem->c_str());
-    std::fflush(stdout);
-  }
-  return verification.passed ? 0 : 1;
+  const auto u = folder.enabled ? solver.solution_host() : std::vector<T>();
+  write_poisson_output(report, deck, folder,
+                       {"jacobi",
+                        g,
+                        u.data(),
+                        s.single_precision,
+                        &solve.result,
+                        {{"layout", to_string(s.kernel.layout)}, {"norm", norm}}},
+                       comm);
+  return report.finish(folder, deck, comm);
 }
 
 }  // namespace
@@ -221,11 +171,8 @@ int run_typed(const JacobiSetup& s, const Deck& deck, const std::string& deck_pa
 int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
   require_one_rank(comm, "Jacobi");
   const JacobiSetup setup = jacobi_setup_from_deck(deck, default_exec_limits());
-  return run_with_types(setup.single_precision, setup.kernel.layout, [&](auto types) {
-    using Types = decltype(types);
-    return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,
-                                                                         comm);
-  });
+  return run_with_types(setup.single_precision, setup.kernel.layout,
+                        [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }
 
 }  // namespace kstencil

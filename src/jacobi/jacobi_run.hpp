@@ -18,7 +18,8 @@ struct JacobiSetup {
   std::int64_t print_every = 10;
   int repeats = 20;
   bool single_precision = false;
-  std::string requested_variant, requested_iterate;
+  std::string requested_variant;
+  IterOrder requested_iterate = IterOrder::automatic;
 };
 
 struct JacobiVerification {

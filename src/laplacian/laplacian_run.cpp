@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/kernel_traits.hpp"
 #include "core/output.hpp"
 #include "core/report.hpp"
 #include "core/run_common.hpp"
@@ -25,7 +26,8 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     if (s.grid.points[d] > std::numeric_limits<int>::max() / 2)
       throw deck.error("grid", std::string("n") + "xyz"[d], "too many points along one axis",
                        "at most " + std::to_string(std::numeric_limits<int>::max() / 2));
-  s.layout = parse_layout(deck.string("kernel", "layout"));
+  const KernelTraits traits = kernel_traits_from_deck(deck, /*auto_launch_bounds=*/true);
+  s.layout = traits.layout;
   s.single_precision = deck.string("run", "precision") == "float";
   s.requested_variant = deck.string("kernel", "variant");
   s.field = parse_test_field(deck.string("laplacian", "field"));
@@ -34,13 +36,13 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
 
   LaplacianKernelRequest request;
   request.kernel = parse_laplacian_kernel(s.requested_variant);
-  request.iterate = parse_iter_order(deck.string("kernel", "iterate"));
-  request.tile = deck.integer3("kernel", "tile");
+  request.iterate = traits.iterate;
+  request.tile = traits.tile;
   const auto optional_int = [&](const char* key) -> std::optional<int> {
     if (deck.is_auto("kernel", key)) return std::nullopt;
     return static_cast<int>(deck.integer("kernel", key));
   };
-  request.launch_bounds = optional_int("launch_bounds");
+  request.launch_bounds = traits.launch_bounds;
   request.m = optional_int("m");
   request.m_slow = optional_int("m_slow");
   request.blocks_per_item = optional_int("blocks_per_item");

@@ -3,19 +3,36 @@
 #include <sstream>
 
 #include "core/exec_space.hpp"
-#include "core/plot.hpp"
 #include "kstencil/version.hpp"
 
 namespace kstencil {
 
-std::optional<std::string> write_poisson_output(const Deck& deck, const PoissonRunOutput& out,
-                                                MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  const std::string resolved = deck.resolved_toml();
+void report_solve(RunReport& report, const Grid& g, const std::string& precision,
+                  const std::string& grid_details, double tolerance, std::int64_t max_iterations,
+                  const PoissonSolve& solve) {
+  const SolveResult& r = solve.result;
+  report.fact("precision", precision)
+      .fact("grid", g.points)
+      .fact("spacing", g.spacing)
+      .fact("tolerance", tolerance)
+      .fact("max_iterations", max_iterations)
+      .fact("iterations", r.iterations)
+      .fact("error", r.error)
+      .fact("converged", r.converged)
+      .fact("solve_s", solve.seconds);
+  report
+      .line("grid", std::to_string(g.points[0]) + " x " + std::to_string(g.points[1]) + " x " +
+                        std::to_string(g.points[2]) + ", " + precision + ", " + grid_details)
+      .line("solve", std::to_string(r.iterations) + " iterations, error " + fmt("%.6g", r.error) +
+                         (r.converged ? " (converged)" : " (not converged)") + ", " +
+                         fmt("%.4g", solve.seconds) + " s");
+}
+
+void write_poisson_output(RunReport& report, const Deck& deck, const RunFolder& folder,
+                          const PoissonRunOutput& out, MPI_Comm comm) {
   const Grid& g = out.grid;
   const SolveResult& result = *out.result;
-  if (deck.boolean("output", "fields")) {
+  if (folder.enabled && deck.boolean("output", "fields")) {
     Attributes attributes = {{"kernel", out.solver},
                              {"precision", std::string(out.single_precision ? "float" : "double")},
                              {"grid_dims", g.points},
@@ -26,34 +43,29 @@ std::optional<std::string> write_poisson_output(const Deck& deck, const PoissonR
                              {"backend", default_exec_limits().backend},
                              {"kokkos_version", kokkos_version_string()},
                              {"program_version", std::string(program_version)},
-                             {"deck", resolved}};
+                             {"deck", deck.resolved_toml()}};
     attributes.insert(attributes.end(), out.attributes.begin(), out.attributes.end());
-    OutputSeries series(out.dir, out.run_name, attributes, comm);
+    OutputSeries series(folder.dir, folder.name, attributes, comm);
     series.write_step(result.iterations, static_cast<double>(result.iterations),
                       {FieldData{"u", FieldGeometry{g.points, g.origin, g.spacing, g.owned},
                                  out.solution, out.single_precision}});
   }
-  std::optional<std::string> plot_problem;
-  if (rank == 0) {
-    std::ostringstream history;
-    history.precision(17);
-    history << "iteration,error\n";
-    for (const auto& h : result.history) history << h.iteration << "," << h.error << "\n";
-    write_file_atomically(out.dir / "history.csv", history.str());
-    if (!result.history.empty())
-      plot_problem = plot_csv({out.dir / "history.csv",
-                               out.dir / "convergence.png",
-                               "iteration",
-                               {"error"},
-                               (out.solver == "cg" ? "CG" : "Jacobi") +
-                                   std::string(" convergence (") + out.run_name + ")",
-                               "iteration",
-                               "error ||b - A u|| / (d sqrt(N)) = RMS Jacobi change",
-                               true});
-    write_file_atomically(out.dir / "deck.toml", resolved);
-    write_file_atomically(out.dir / "summary.json", out.summary.dump(2) + "\n");
-  }
-  return plot_problem;
+  std::ostringstream history;
+  history.precision(17);
+  history << "iteration,error\n";
+  for (const auto& h : result.history) history << h.iteration << "," << h.error << "\n";
+  report.file("history.csv", history.str());
+  if (!result.history.empty())
+    report.plot(
+        {"history.csv",
+         "convergence.png",
+         "iteration",
+         {"error"},
+         (out.solver == "cg" ? "CG" : "Jacobi") + std::string(" convergence (") + folder.name + ")",
+         "iteration",
+         "error ||b - A u|| / (d sqrt(N)) = RMS Jacobi change",
+         true});
+  if (folder.enabled) report.line("output", folder.dir.string() + "/");
 }
 
 }  // namespace kstencil
