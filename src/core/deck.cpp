@@ -517,7 +517,10 @@ std::string allowed_values(const KeySpec& spec) {
     case KeyType::integer:
     case KeyType::real:
     case KeyType::integer_or_auto: {
-      std::string range = range_text(spec, spec.type == KeyType::real ? "real" : "integer");
+      // A list of allowed integers needs no range beside it unless the schema gives one.
+      const bool listed = !spec.int_choices.empty() && !spec.min && !spec.max;
+      std::string range =
+          listed ? "" : range_text(spec, spec.type == KeyType::real ? "real" : "integer");
       std::string out = spec.int_choices.empty() || spec.type == KeyType::real
                             ? range
                             : int_choices_text(spec) + (range.empty() ? "" : " (" + range + ")");
@@ -766,7 +769,12 @@ std::string peek_deck_string(const std::string& path, const std::vector<std::str
   }
   const std::string prefix = section + "." + key + "=";
   for (const auto& o : overrides)
-    if (o.rfind(prefix, 0) == 0) value = trim(o.substr(prefix.size()));
+    if (o.rfind(prefix, 0) == 0) {
+      value = trim(o.substr(prefix.size()));
+      // A TOML string literal, as Deck::load reads it: run.solver="cg" means cg.
+      if (const auto t = override_value(value, KeyType::string); t.contains("v"))
+        if (const auto word = t["v"].value<std::string>()) value = *word;
+    }
   return value;
 }
 
