@@ -130,18 +130,34 @@ class Commands(unittest.TestCase):
 
 
 class GoodRuns(Workdir):
-    def check_run(self, layout, precision, variant):
+    def check_run(self, layout, precision, variant, *overrides):
+        """A run of the small deck (m = 4) with the given kernel and further overrides."""
         r = self.run_deck(SMALL_DECK, f"kernel.layout={layout}", f"run.precision={precision}",
-                          f"kernel.variant={variant}")
+                          f"kernel.variant={variant}", *overrides)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("verification  PASS", r.stdout)
         folder = os.path.join(self.dir, "out", "small")
         with open(os.path.join(folder, "summary.json")) as f:
             summary = json.load(f)
-        for key in ("kernel", "variant", "layout", "iterate", "tile", "grid", "time_median_s",
-                    "fom_gbs", "copy_gbs", "fom_ratio", "verified"):
+        for key in ("kernel", "variant", "variant_requested", "layout", "iterate", "tile",
+                    "points_per_group", "policy_tile", "m", "m_slow", "blocks_per_item", "parts",
+                    "grid", "time_median_s", "fom_gbs", "copy_gbs", "fom_ratio", "verified"):
             self.assertIn(key, summary)
         self.assertEqual(summary["variant"], variant)
+        self.assertEqual(summary["variant_requested"], variant)
+        # The tile in work items per work group (x y z) with Kokkos' defaults filled in, and the
+        # points a group covers; the console says the same.
+        self.assertEqual(len(summary["tile"]), 3)
+        self.assertTrue(all(t >= 1 for t in summary["tile"]), summary["tile"])
+        self.assertTrue(all(p >= 1 for p in summary["points_per_group"]),
+                        summary["points_per_group"])
+        tile_line = (f"[{', '.join(map(str, summary['tile']))}] work items per group (x y z) = "
+                     f"[{', '.join(map(str, summary['points_per_group']))}] points")
+        self.assertIn(tile_line, r.stdout)
+        if variant == "blocked":
+            # The deck's m = 4; m x 1 points per block along y.
+            self.assertEqual(summary["m"], 4)
+            self.assertIn("4 x 1 points per block", r.stdout)
         self.assertEqual(summary["layout"], layout)
         self.assertEqual(summary["precision"], precision)
         self.assertEqual(summary["grid"], [21, 14, 9])
@@ -183,17 +199,26 @@ class GoodRuns(Workdir):
         self.assertTrue(np.all(lap[0] == 0) and np.all(lap[:, :, -1] == 0))
         return folder
 
-    def test_right_double_register_blocked(self):
-        self.check_run("right", "double", "register-blocked")
+    def test_right_double_blocked(self):
+        folder = self.check_run("right", "double", "blocked", "kernel.parts=1")
+        with open(os.path.join(folder, "summary.json")) as f:
+            self.assertEqual(json.load(f)["parts"], 1)
 
-    def test_left_float_subdomain(self):
-        self.check_run("left", "float", "subdomain")
+    def test_left_float_blocked_in_parts(self):
+        # 12 updated rows in 3 parts of one block of 4, all in one launch.
+        folder = self.check_run("left", "float", "blocked", "kernel.parts=3")
+        with open(os.path.join(folder, "summary.json")) as f:
+            self.assertEqual(json.load(f)["parts"], 3)
+
+    def test_right_double_line(self):
+        self.check_run("right", "double", "line")
 
     def test_left_double_mdrange(self):
-        self.check_run("left", "double", "mdrange")
+        # mdrange updates one point per work item: the deck's m = 4 goes back to auto.
+        self.check_run("left", "double", "mdrange", "kernel.m=auto")
 
     def test_xdmf_describes_the_data(self):
-        folder = self.check_run("right", "double", "mdrange")
+        folder = self.check_run("right", "double", "mdrange", "kernel.m=1")
         root = ET.parse(os.path.join(folder, "small.xdmf")).getroot()
         self.assertEqual(root.tag, "Xdmf")
         series = root.find("Domain/Grid")
@@ -216,12 +241,12 @@ class GoodRuns(Workdir):
     def test_paraview_opens_the_output(self):
         if os.environ.get("KSTENCIL_SKIP_PARAVIEW") == "1":
             self.skipTest("KSTENCIL_SKIP_PARAVIEW=1")
-        folder = self.check_run("left", "double", "register-blocked")
+        folder = self.check_run("left", "double", "blocked")
         self.check_in_paraview(os.path.join(folder, "small.xdmf"), "lap_u")
 
     def test_overrides_change_any_key(self):
         r = self.run_deck(SMALL_DECK, "grid.nx=12", "run.name=renamed", "kernel.tile=[2, 3, 4]",
-                          "kernel.variant=mdrange")
+                          "kernel.variant=mdrange", "kernel.m=1")
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(self.dir, "out", "renamed", "summary.json")) as f:
             summary = json.load(f)
@@ -272,6 +297,28 @@ class BadDecks(Workdir):
     def test_bad_launch_bounds(self):
         self.expect_error(SMALL_DECK, ["kernel.launch_bounds=100"], "kernel.launch_bounds=100",
                           "128", "1024")
+
+    def test_retired_variants_name_the_replacement(self):
+        for word in ("register-blocked", "subdomain"):
+            self.expect_error(SMALL_DECK, [f"kernel.variant={word}"], f"kernel.variant={word}",
+                              f'[kernel] variant = "{word}": renamed: use "blocked"')
+        for word in ("march", "scratch"):
+            self.expect_error(SMALL_DECK.replace('"blocked"', f'"{word}"'), [], "deck.toml:",
+                              f'[kernel] variant = "{word}": retired: use "blocked"')
+
+    def test_parts_in_one_launch_was_removed(self):
+        self.expect_error(SMALL_DECK, ["kernel.parts_in_one_launch=false"],
+                          "[kernel] parts_in_one_launch: removed; blocked always runs its parts "
+                          "in one launch")
+
+    def test_key_the_kernel_cannot_use(self):
+        # The small deck's m = 4 with mdrange, one point per work item.
+        self.expect_error(SMALL_DECK, ["kernel.variant=mdrange"], "deck.toml: [kernel] m = 4",
+                          "not valid for kernel mdrange", "one point per work item")
+        self.expect_error(SMALL_DECK, ["kernel.variant=line", "kernel.parts=2"],
+                          "[kernel] parts = 2", "not valid for kernel line")
+        self.expect_error(SMALL_DECK, ["kernel.m=16", "kernel.m_slow=2"], "[kernel] m_slow = 2",
+                          "blocked: m x m_slow must be at most 16")
 
     def test_negative_spacing(self):
         self.expect_error(SMALL_DECK.replace("hx = 0.1", "hx = -0.1"), [], "hx", "> 0")

@@ -83,6 +83,7 @@ bool same_real(double a, double b) {
 // Every key of `schema` has the same value in both decks.
 void check_same_values(const Deck& a, const Deck& b, const Schema& schema) {
   for (const auto& spec : schema) {
+    if (!spec.retired.empty()) continue;  // a removed key: no value in either deck
     INFO("[" << spec.section << "] " << spec.key);
     const auto& s = spec.section;
     const auto& k = spec.key;
@@ -189,13 +190,16 @@ TEST_CASE("deck: Laplacian schema defaults match the documented ones", "[deck]")
   CHECK(deck.string("kernel", "layout") == "right");
   CHECK(deck.string("kernel", "iterate") == "auto");
   CHECK(deck.integer3("kernel", "tile") == std::array<std::int64_t, 3>{0, 0, 0});
-  CHECK(deck.integer("kernel", "launch_bounds") == 0);
-  CHECK(deck.integer("kernel", "m") == 8);
-  CHECK(deck.integer("kernel", "blocks_per_item") == 1);
-  CHECK(deck.is_auto("kernel", "parts"));
+  // The kernel's own parameters default to "auto": the chosen kernel's default.
+  for (const char* key : {"launch_bounds", "m", "m_slow", "blocks_per_item", "parts"}) {
+    INFO(key);
+    CHECK(deck.is_auto("kernel", key));
+    CHECK(deck.is_default("kernel", key));
+  }
   CHECK(deck.boolean("kernel", "streaming_stores"));
   CHECK(deck.boolean("kernel", "zero_row_ends"));
-  CHECK(deck.boolean("kernel", "parts_in_one_launch"));
+  // A removed key has no value.
+  CHECK_THROWS_AS(deck.boolean("kernel", "parts_in_one_launch"), std::logic_error);
   CHECK(deck.string("laplacian", "field") == "sine");
   CHECK(deck.string("output", "root") == "outputs");
   CHECK(deck.boolean("output", "enabled"));
@@ -380,8 +384,8 @@ TEST_CASE("deck error: unknown key lists the keys of its section", "[deck]") {
   CHECK_THROWS_WITH(
       Deck::parse("[kernel]\npoints = 4\n", "lap.toml", {}, laplacian_schema()),
       ContainsSubstring("lap.toml:2: [kernel] points") &&
-          ContainsSubstring(
-              "variant, layout, iterate, tile, launch_bounds, m, m_slow, blocks_per_item, parts"));
+          ContainsSubstring("variant, layout, iterate, tile, launch_bounds, m, m_slow, "
+                            "blocks_per_item, parts, streaming_stores, zero_row_ends"));
 }
 
 TEST_CASE("deck error: tables nested deeper than one level", "[deck]") {
@@ -481,16 +485,64 @@ TEST_CASE("deck error: a value that is not one of the choices", "[deck]") {
   CHECK_THROWS_WITH(Deck::parse("", "lap.toml", {"kernel.launch_bounds=100"}, laplacian_schema()),
                     ContainsSubstring("command-line override 'kernel.launch_bounds=100': [kernel] "
                                       "launch_bounds = 100") &&
-                        ContainsSubstring("allowed: 0, 128, 256, 512, 1024"));
-  CHECK_THROWS_WITH(
-      Deck::parse("", "lap.toml", {"kernel.m=3"}, laplacian_schema()),
-      ContainsSubstring("[kernel] m = 3") && ContainsSubstring("allowed: 1, 2, 4, 8, 16"));
-  CHECK_THROWS_WITH(
-      Deck::parse("", "lap.toml", {"kernel.m_slow=8"}, laplacian_schema()),
-      ContainsSubstring("[kernel] m_slow = 8") && ContainsSubstring("allowed: 1, 2, 4"));
+                        ContainsSubstring("allowed: \"auto\" or 0, 128, 256, 512, 1024"));
+  CHECK_THROWS_WITH(Deck::parse("", "lap.toml", {"kernel.m=3"}, laplacian_schema()),
+                    ContainsSubstring("[kernel] m = 3") &&
+                        ContainsSubstring("allowed: \"auto\" or 1, 2, 4, 8, 16"));
+  CHECK_THROWS_WITH(Deck::parse("", "lap.toml", {"kernel.m_slow=8"}, laplacian_schema()),
+                    ContainsSubstring("[kernel] m_slow = 8") &&
+                        ContainsSubstring("allowed: \"auto\" or 1, 2, 4"));
   CHECK_THROWS_WITH(
       Deck::parse("", "lap.toml", {"kernel.blocks_per_item=0"}, laplacian_schema()),
       ContainsSubstring("[kernel] blocks_per_item = 0") && ContainsSubstring("integer >= 1"));
+}
+
+TEST_CASE("deck error: retired variant words name their replacement", "[deck]") {
+  struct Retired {
+    const char* word;
+    const char* instead;
+  };
+  const Retired words[] = {{"register-blocked", "renamed: use \"blocked\" (with parts = 1)"},
+                           {"subdomain", "renamed: use \"blocked\" (parts > 1 or \"auto\")"},
+                           {"march", "retired: use \"blocked\", the GPU default (march's"},
+                           {"scratch", "retired: use \"blocked\", the GPU default (scratch's"}};
+  for (const Retired& r : words) {
+    const std::string word = r.word;
+    INFO(word);
+    // In the file and as an override, with the value and the key named; not a list of choices.
+    const std::string file = "[kernel]\nvariant = \"" + word + "\"\n";
+    CHECK_THROWS_AS(Deck::parse(file, "lap.toml", {}, laplacian_schema()), DeckError);
+    CHECK_THROWS_WITH(
+        Deck::parse(file, "lap.toml", {}, laplacian_schema()),
+        ContainsSubstring("lap.toml:2: [kernel] variant = \"" + word + "\": " + r.instead));
+    CHECK_THROWS_WITH(Deck::parse("", "lap.toml", {"kernel.variant=" + word}, laplacian_schema()),
+                      ContainsSubstring("command-line override 'kernel.variant=" + word +
+                                        "': [kernel] variant = \"" + word + "\": " + r.instead));
+  }
+  // The kernels that replace them parse.
+  for (const char* word : {"auto", "mdrange", "blocked", "line"})
+    CHECK(Deck::parse("", "lap.toml", {std::string("kernel.variant=") + word}, laplacian_schema())
+              .string("kernel", "variant") == word);
+}
+
+TEST_CASE("deck error: parts_in_one_launch was removed", "[deck]") {
+  for (const char* value : {"true", "false"}) {
+    INFO(value);
+    const std::string file = std::string("[kernel]\nparts_in_one_launch = ") + value + "\n";
+    CHECK_THROWS_AS(Deck::parse(file, "lap.toml", {}, laplacian_schema()), DeckError);
+    CHECK_THROWS_WITH(Deck::parse(file, "lap.toml", {}, laplacian_schema()),
+                      ContainsSubstring("lap.toml:2: [kernel] parts_in_one_launch: removed; "
+                                        "blocked always runs its parts in one launch"));
+    const std::string override = std::string("kernel.parts_in_one_launch=") + value;
+    CHECK_THROWS_WITH(Deck::parse("", "lap.toml", {override}, laplacian_schema()),
+                      ContainsSubstring("command-line override '" + override +
+                                        "': [kernel] parts_in_one_launch: removed; blocked "
+                                        "always runs its parts in one launch"));
+  }
+  // Nor is it listed, written to the resolved deck or documented.
+  const Deck deck = Deck::parse("", "lap.toml", {}, laplacian_schema());
+  CHECK(deck.resolved_toml().find("parts_in_one_launch") == std::string::npos);
+  CHECK(schema_markdown(laplacian_schema()).find("parts_in_one_launch") == std::string::npos);
 }
 
 TEST_CASE("deck error: malformed override", "[deck]") {
@@ -575,15 +627,20 @@ TEST_CASE("deck: a bad schema is a programming error", "[deck]") {
 TEST_CASE("deck: schema_markdown is a table row per key", "[deck]") {
   const std::string md = schema_markdown(laplacian_schema());
   CHECK(md.rfind("| Section | Key | Type | Default | Allowed | Meaning |\n|---", 0) == 0);
-  CHECK(static_cast<std::size_t>(std::count(md.begin(), md.end(), '\n')) ==
-        laplacian_schema().size() + 2);
+  // Removed keys (parts_in_one_launch) stay in the schema for their error, out of the table.
+  const auto documented = std::count_if(laplacian_schema().begin(), laplacian_schema().end(),
+                                        [](const KeySpec& spec) { return spec.retired.empty(); });
+  CHECK(documented == static_cast<std::ptrdiff_t>(laplacian_schema().size()) - 1);
+  CHECK(std::count(md.begin(), md.end(), '\n') == documented + 2);
   CHECK_THAT(md, ContainsSubstring("| `[grid]` | `nx` | integer | `128` | integer >= 3 |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `layout` | string | `\"right\"` | \"left\", "
                                    "\"right\" |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `parts` | integer or \"auto\" | `\"auto\"` | "
                                    "\"auto\" or integer >= 1 |"));
-  CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `launch_bounds` | integer | `0` | 0, 128, 256, "
-                                   "512, 1024 |"));
+  CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `launch_bounds` | integer or \"auto\" | "
+                                   "`\"auto\"` | \"auto\" or 0, 128, 256, 512, 1024 |"));
+  CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `m` | integer or \"auto\" | `\"auto\"` | "
+                                   "\"auto\" or 1, 2, 4, 8, 16 |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `tile` | 3 integers | `[0, 0, 0]` | 3 integers, "
                                    "each >= 0 |"));
 }

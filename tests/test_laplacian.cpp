@@ -1,126 +1,127 @@
-// Laplacian kernels: exactness, convergence, invariance across every configuration, validation.
+// Laplacian kernels: exactness, convergence, invariance across every kernel and parameter, the
+// plan's launch, the backend defaults and validation.
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
+#include "arch/streams.hpp"
 #include "core/deck.hpp"
 #include "laplacian/compare.hpp"
-#include "laplacian/kernels.hpp"
+#include "laplacian/kernels/blocked.hpp"
 #include "laplacian/laplacian.hpp"
 #include "laplacian/laplacian_deck.hpp"
 #include "laplacian/laplacian_run.hpp"
 
 using namespace kstencil;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-template <class T, class L>
-std::vector<T> laplacian_of(TestField kind, const LaplacianKernelConfig& config, const Grid& grid) {
-  auto u = allocate_field<T, L>("u", grid);
-  auto f = allocate_field<T, L>("f", grid);
-  fill_test_field(TestFieldSpec::of(kind, grid), grid, u);
-  apply_laplacian<T, L>(config, grid, u, f);
-  return to_host_x_fastest(f, grid, grid.global());
+// Kernel parameters and the limits they are planned for: the host's, or the host's with gpu set,
+// which gives the GPU's policy order (mapping) and tile checks on the host.
+struct Config {
+  LaplacianKernelParams params;
+  bool gpu_mapping = false;
+};
+
+ExecLimits limits_with_mapping(bool gpu_mapping) {
+  ExecLimits limits = default_exec_limits();
+  limits.gpu = gpu_mapping;
+  return limits;
 }
 
 template <class L>
-std::vector<LaplacianKernelConfig> all_configs(bool gpu_mapping) {
-  std::vector<LaplacianKernelConfig> configs;
-  const Layout layout = layout_of<L>();
+std::string describe(const Config& c) {
+  const LaplacianKernelParams& p = c.params;
+  return to_string(p.kernel) + " layout " + to_string(layout_of<L>()) + " " +
+         resolve_mapping(layout_of<L>(), p.iterate, c.gpu_mapping).describe() +
+         (c.gpu_mapping ? " (GPU mapping)" : "") + " tile " + format_triple(p.tile) + " m " +
+         std::to_string(p.m) + " m_slow " + std::to_string(p.m_slow) + " blocks " +
+         std::to_string(p.blocks_per_item) + " parts " + std::to_string(p.parts) + " bounds " +
+         std::to_string(p.launch_bounds) + (p.streaming_stores ? "" : " plain stores") +
+         (p.zero_row_ends ? "" : " row ends untouched");
+}
+
+// The plan of `config` for fields of T in layout L on `grid`; it must have no problem.
+template <class T, class L>
+LaplacianPlan plan_for(const Config& config, const Grid& grid) {
+  const LaplacianPlan plan = plan_laplacian(config.params, layout_of<L>(), sizeof(T), grid,
+                                            limits_with_mapping(config.gpu_mapping));
+  INFO(describe<L>(config) << " on " << format_triple(grid.points) << ": "
+                           << plan.problem.value_or("no problem"));
+  REQUIRE_FALSE(plan.problem.has_value());
+  return plan;
+}
+
+template <class T, class L>
+std::vector<T> laplacian_of(TestField kind, const Config& config, const Grid& grid) {
+  const LaplacianPlan plan = plan_for<T, L>(config, grid);
+  auto u = allocate_field<T, L>("u", grid);
+  auto f = allocate_field<T, L>("f", grid);
+  fill_test_field(TestFieldSpec::of(kind, grid), grid, u);
+  apply_laplacian<T, L>(plan, u, f);
+  return to_host_x_fastest(f, grid, grid.global());
+}
+
+template <class T, class L>
+LaplacianVerification verify(const Config& config, const Grid& grid, TestField field) {
+  return verify_laplacian<T, L>(plan_for<T, L>(config, grid), grid, field);
+}
+
+template <class L>
+std::vector<Config> all_configs(bool gpu_mapping) {
+  std::vector<Config> configs;
+  const int contiguous = AxisRoles::of(layout_of<L>()).contiguous;
   const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}, {8, 1, 2}};
-  for (const auto& tile : tiles)  // line takes no order, parts or launch bound
+  // Line takes no order, parts or launch bound; its tile counts work items (blocks of m_slow
+  // planes, blocks of m rows), its contiguous entry 0 (each work item covers whole lines).
+  for (auto tile : tiles)
     for (int m : {1, 2, 16})
       for (int planes : {1, 4})
         for (bool streaming : {false, true}) {
-          LaplacianKernelConfig line;
-          line.variant = LaplacianVariant::line;
-          line.tile = tile;
-          line.m = m;
-          line.m_slow = planes;
-          line.streaming_stores = streaming;
-          configs.push_back(line);
+          Config c{{}, gpu_mapping};
+          c.params.kernel = LaplacianKernel::line;
+          tile[contiguous] = 0;
+          c.params.tile = tile;
+          c.params.m = m;
+          c.params.m_slow = planes;
+          c.params.streaming_stores = streaming;
+          configs.push_back(c);
         }
-  for (const auto& tile : tiles)  // march has its own mapping: no iteration order
-    for (int m : {1, 2, 8, 16})
-      for (int parts : {1, 3, 100})
-        for (int bound : {0, 128})
-          for (bool streaming : {false, true}) {
-            LaplacianKernelConfig c;
-            c.variant = LaplacianVariant::march;
-            c.tile = tile;
-            c.m = m;
-            c.parts = parts;
-            c.launch_bounds = bound;
-            c.streaming_stores = streaming;
-            configs.push_back(c);
-          }
-  // Scratch team tiles (contiguous axis, y, slowest axis) within every backend's team scratch,
-  // all larger than some of the grid's extents so that every clamped load and dropped store runs.
-  const std::array<std::int64_t, 3> team_tiles[] = {{32, 2, 1},  {32, 8, 8},  {64, 4, 3},
-                                                    {64, 2, 64}, {128, 2, 4}, {128, 4, 2}};
-  for (const auto& team : team_tiles)
-    for (int parts : {1, 3})
-      for (bool streaming : {false, true}) {
-        LaplacianKernelConfig c;
-        c.variant = LaplacianVariant::scratch;
-        const int contiguous = layout == Layout::right ? 2 : 0;
-        c.tile[contiguous] = team[0];
-        c.tile[1] = team[1];
-        c.tile[2 - contiguous] = team[2];
-        c.parts = parts;
-        c.streaming_stores = streaming;
-        configs.push_back(c);
-      }
   for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
-    for (auto variant : {LaplacianVariant::mdrange, LaplacianVariant::register_blocked,
-                         LaplacianVariant::subdomain})
+    for (auto kernel : {LaplacianKernel::mdrange, LaplacianKernel::blocked})
       for (const auto& tile : tiles)
         for (int m : {1, 2, 8, 16})
           for (int m_slow : {1, 2, 4})
             for (int parts : {1, 3})
               for (int bound : {0, 128}) {
-                const bool column = variant != LaplacianVariant::mdrange;
-                if (!column && (m != 1 || m_slow != 1 || parts != 1)) continue;
-                if (variant == LaplacianVariant::register_blocked && parts != 1) continue;
-                // m_slow > 1 with each m once per variant and tile (the tails along both
-                // blocked axes are what it adds).
-                if (m_slow > 1 && (parts != 1) == (variant == LaplacianVariant::subdomain))
-                  continue;
+                const bool blocked = kernel == LaplacianKernel::blocked;
+                if (!blocked && (m != 1 || m_slow != 1 || parts != 1)) continue;
                 if (m * m_slow > max_block_points) continue;  // refused: see the test below
-                LaplacianKernelConfig c;
-                c.variant = variant;
-                c.mapping = resolve_mapping(layout, order, gpu_mapping);
-                c.tile = tile;
-                c.m = m;
-                c.m_slow = m_slow;
-                c.parts = parts;
-                c.launch_bounds = bound;
-                c.streaming_stores = bound != 0;  // both store kinds for every m, tile, parts
+                Config c{{}, gpu_mapping};
+                c.params.kernel = kernel;
+                c.params.iterate = order;
+                c.params.tile = tile;
+                c.params.m = m;
+                c.params.m_slow = m_slow;
+                c.params.parts = parts;
+                c.params.launch_bounds = bound;
+                c.params.streaming_stores =
+                    bound != 0;  // both store kinds for every m, tile, parts
                 // 1 to 4 consecutive blocks per work item across parts and bounds: with the
                 // grids' 13-21 points along the slowest axis, the last item's blocks run past
-                // the end (m_slow 4 x 4 blocks) or stop inside it.
-                if (column) c.blocks_per_item = 1 + 2 * (parts == 3) + (bound != 0);
-                c.zero_row_ends = m_slow == 1;  // each m with and without
-                // Parts in one launch and in one launch each, for every m and bound (tiles
-                // alternate); the last part of the grids' 16 or 21 points along y holds fewer
-                // blocks than the others for several m.
-                c.parts_in_one_launch = (&tile - tiles) % 2 == 0;
+                // the end (m_slow 4 x 4 blocks) or stop inside it. The last part of the grids' 16
+                // or 21 points along y holds fewer blocks than the others for several m.
+                if (blocked) c.params.blocks_per_item = 1 + 2 * (parts == 3) + (bound != 0);
+                c.params.zero_row_ends = m_slow == 1;  // each m with and without
                 configs.push_back(c);
               }
   return configs;
-}
-
-std::string describe(const LaplacianKernelConfig& c) {
-  return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
-         " m " + std::to_string(c.m) + " m_slow " + std::to_string(c.m_slow) + " blocks " +
-         std::to_string(c.blocks_per_item) + " parts " + std::to_string(c.parts) + " bounds " +
-         std::to_string(c.launch_bounds) + (c.streaming_stores ? "" : " plain stores") +
-         (c.zero_row_ends ? "" : " row ends untouched") +
-         (c.parts_in_one_launch ? "" : " one launch per part");
 }
 
 template <class T, class L>
@@ -135,7 +136,7 @@ void check_exact_quadratic(const Real3& spacing) {
         for (Index j = 0; j < grid.points[1]; ++j)
           for (Index i = 0; i < grid.points[0]; ++i, ++n)
             if (interior.contains({i, j, k})) wrong += f[n] != T(quadratic_laplacian);
-      INFO(describe(config));
+      INFO(describe<L>(config));
       REQUIRE(wrong == 0);
     }
 }
@@ -150,6 +151,19 @@ ExecLimits h100_limits() {
   gpu.max_grid_dims = {2147483647, 65535, 65535};
   gpu.llc_bytes = 50 << 20;
   return gpu;
+}
+
+// The backend's default parameters (a request that leaves every choice open) and their plan.
+LaplacianKernelParams default_params(const ExecLimits& limits, Layout layout, const Grid& grid,
+                                     int element_bytes) {
+  return resolve_laplacian_params(LaplacianKernelRequest{}, limits, layout, grid, element_bytes);
+}
+
+template <class T>
+LaplacianVerification verify_in(Layout layout, const LaplacianPlan& plan, const Grid& grid) {
+  return layout == Layout::right
+             ? verify_laplacian<T, Kokkos::LayoutRight>(plan, grid, TestField::sine)
+             : verify_laplacian<T, Kokkos::LayoutLeft>(plan, grid, TestField::sine);
 }
 
 }  // namespace
@@ -173,7 +187,7 @@ TEST_CASE("sine field: error against the analytic Laplacian falls 4x per halving
   for (Index n : {17, 33, 65}) {
     const double h = 1.0 / static_cast<double>(n - 1);
     const Grid grid = Grid::whole({n, n, n}, {0, 0, 0}, {h, h, h});
-    LaplacianKernelConfig config;
+    const Config config;
     const auto f = laplacian_of<double, Kokkos::LayoutRight>(TestField::sine, config, grid);
     const auto spec = TestFieldSpec::of(TestField::sine, grid);
     double max_error = 0;
@@ -195,11 +209,11 @@ TEST_CASE("sine field: error against the analytic Laplacian falls 4x per halving
 }
 
 TEMPLATE_TEST_CASE(
-    "every layout, iteration order, tile, variant, m, parts and launch bound gives "
-    "the bitwise same result",
+    "every layout, iteration order, tile, kernel, m, parts and launch bound gives the bitwise "
+    "same result",
     "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   const Grid grid = Grid::whole({19, 23, 17}, {0, 0, 0}, {0.1, 0.2, 0.3});
-  const LaplacianKernelConfig reference_config{};
+  const Config reference_config{};
   const auto reference = laplacian_of<double, TestType>(TestField::sine, reference_config, grid);
   const auto other_layout =
       std::is_same<TestType, Kokkos::LayoutLeft>::value
@@ -209,7 +223,7 @@ TEMPLATE_TEST_CASE(
   std::size_t checked = 0;
   for (bool gpu_mapping : {false, true})
     for (const auto& config : all_configs<TestType>(gpu_mapping)) {
-      INFO(describe(config));
+      INFO(describe<TestType>(config));
       REQUIRE(laplacian_of<double, TestType>(TestField::sine, config, grid) == reference);
       ++checked;
     }
@@ -221,13 +235,12 @@ TEST_CASE(
     "points untouched",
     "[laplacian]") {
   const Grid grid = Grid::whole({30, 20, 10}, {0, 0, 0}, {0.01, 0.02, 0.03});
-  LaplacianKernelConfig config;
-  config.variant = LaplacianVariant::subdomain;
-  config.m = 4;
-  config.parts = 3;
-  config.mapping = resolve_mapping(Layout::right, IterOrder::automatic, false);
+  Config config;
+  config.params.kernel = LaplacianKernel::blocked;
+  config.params.m = 4;
+  config.params.parts = 3;
   for (TestField field : {TestField::sine, TestField::quadratic}) {
-    const auto v = verify_laplacian<float, Kokkos::LayoutRight>(config, grid, field);
+    const auto v = verify<float, Kokkos::LayoutRight>(config, grid, field);
     CHECK(v.passed);
     CHECK(v.reference_mismatches == 0);
     CHECK(v.untouched_violations == 0);
@@ -236,20 +249,23 @@ TEST_CASE(
 }
 
 TEMPLATE_TEST_CASE(
-    "column kernels store exactly 0 at the two ends of each updated row and touch nothing else "
+    "blocked stores exactly 0 at the two ends of each updated row and touches nothing else "
     "outside the update range, or with zero_row_ends = false nothing at all",
     "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   // 21 x 18 x 13: rows of 19 or 11 updated points, so the row-end work items share warps with
   // updated ones and with idle ones past the end.
   const Grid grid = Grid::whole({21, 18, 13}, {0, 0, 0}, {0.5, 0.25, 2.0});
+  const int contiguous = AxisRoles::of(layout_of<TestType>()).contiguous;
   std::size_t checked = 0;
   for (bool gpu_mapping : {false, true})
     for (auto config : all_configs<TestType>(gpu_mapping)) {
-      if (!is_column_kernel(config)) continue;
+      if (config.params.kernel != LaplacianKernel::blocked) continue;
       for (bool zero : {false, true}) {
-        config.zero_row_ends = zero;
-        INFO(describe(config));
-        const auto v = verify_laplacian<double, TestType>(config, grid, TestField::sine);
+        config.params.zero_row_ends = zero;
+        INFO(describe<TestType>(config));
+        const LaplacianPlan plan = plan_for<double, TestType>(config, grid);
+        CHECK(plan.zeroed_row_end_axis() == (zero ? contiguous : -1));
+        const auto v = verify_laplacian<double, TestType>(plan, grid, TestField::sine);
         CHECK(v.untouched_violations == 0);
         CHECK(v.passed);
         ++checked;
@@ -282,24 +298,24 @@ TEMPLATE_TEST_CASE(
           const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
           const Index3 points = right ? Index3{11, 9, length} : Index3{length, 9, 11};
           const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
-          LaplacianKernelConfig plain;
-          plain.variant = LaplacianVariant::line;
-          plain.m = m;
-          plain.m_slow = planes;
-          plain.streaming_stores = false;
-          plain.zero_row_ends = zero_ends;
-          LaplacianKernelConfig streaming = plain;
-          streaming.streaming_stores = true;
+          Config plain;
+          plain.params.kernel = LaplacianKernel::line;
+          plain.params.m = m;
+          plain.params.m_slow = planes;
+          plain.params.streaming_stores = false;
+          plain.params.zero_row_ends = zero_ends;
+          Config streaming = plain;
+          streaming.params.streaming_stores = true;
           INFO("grid " << format_triple(points) << " m " << m << " m_slow " << planes
                        << " zero_row_ends " << zero_ends);
           REQUIRE(laplacian_of<double, TestType>(TestField::sine, streaming, grid) ==
                   laplacian_of<double, TestType>(TestField::sine, plain, grid));
           REQUIRE(laplacian_of<float, TestType>(TestField::sine, streaming, grid) ==
                   laplacian_of<float, TestType>(TestField::sine, plain, grid));
-          const auto v = verify_laplacian<double, TestType>(streaming, grid, TestField::sine);
+          const auto v = verify<double, TestType>(streaming, grid, TestField::sine);
           CHECK(v.passed);
           CHECK(v.untouched_violations == 0);
-          const auto vf = verify_laplacian<float, TestType>(streaming, grid, TestField::sine);
+          const auto vf = verify<float, TestType>(streaming, grid, TestField::sine);
           CHECK(vf.passed);
           CHECK(vf.untouched_violations == 0);
           ++checked;
@@ -307,51 +323,68 @@ TEMPLATE_TEST_CASE(
   CHECK(checked == 198);
 }
 
-TEST_CASE("subdomain parts and register blocks cover the y range exactly once", "[laplacian]") {
+TEST_CASE(
+    "blocked's y parts and register blocks cover the y range exactly once, all parts in one "
+    "launch",
+    "[laplacian]") {
   // Layout right with the identity policy order: policy dimension 0 is the slowest axis (x).
   const Grid grid = Grid::whole({8, 50, 9}, {0, 0, 0}, {1, 1, 1});
-  for (bool one_launch : {false, true})
-    for (int parts : {1, 2, 3, 7, 48})
-      for (int m : {1, 2, 4, 8, 16}) {
-        LaplacianKernelConfig config;
-        config.variant = LaplacianVariant::subdomain;
-        config.parts = parts;
-        config.m = m;
-        config.parts_in_one_launch = one_launch;
-        config.mapping = resolve_mapping(Layout::right, IterOrder::right, false);
-        const auto plans = laplacian_detail::plan_launches(config, grid);
-        INFO("parts " << parts << " m " << m << (one_launch ? " in one launch" : ""));
-        std::vector<int> covered(50, 0);
-        for (const auto& plan : plans) {
-          if (!plan.column) {  // m = 1: one point per work item, j from the policy
-            for (Index j = plan.lower[1]; j < plan.upper[1]; ++j) ++covered[j];
-            continue;
-          }
-          // The y points ColumnStencil updates from the first work item along x of each part.
-          REQUIRE(plan.upper[0] % plan.slow_items_per_part == 0);
-          for (Index item = 0; item < plan.upper[0]; item += plan.slow_items_per_part)
-            for (Index block = 0; block < plan.upper[1]; ++block) {
-              const Index part = item / plan.slow_items_per_part;
-              const Index j0 = plan.j_begin + (part * plan.y_blocks_per_part + block) * m;
-              for (Index j = j0; j < std::min(j0 + m, plan.j_end); ++j) ++covered[j];
-            }
+  ExecLimits host = default_exec_limits();
+  host.gpu = false;
+  for (int parts : {1, 2, 3, 7, 48})
+    for (int m : {1, 2, 4, 8, 16}) {
+      LaplacianKernelParams params;
+      params.kernel = LaplacianKernel::blocked;
+      params.parts = parts;
+      params.m = m;
+      params.iterate = IterOrder::right;
+      const LaplacianPlan plan = plan_laplacian(params, Layout::right, 8, grid, host);
+      INFO("parts " << parts << " m " << m);
+      REQUIRE_FALSE(plan.problem.has_value());
+      REQUIRE(plan.mapping == Mapping{false, true});
+      REQUIRE(plan.launch.has_value());
+      const LaplacianLaunch& launch = *plan.launch;
+      CHECK(launch.rank == 3);
+      CHECK(launch.j_begin == 1);
+      CHECK(launch.j_end == 49);
+      // 6 updated planes along x, one 1-plane block per work item.
+      CHECK(launch.slow_items_per_part == 6);
+      CHECK(launch.lower[0] == 0);
+      CHECK(launch.lower[1] == 0);
+      CHECK(launch.upper[1] == launch.y_blocks_per_part);
+      // The contiguous range starts aligned and covers the zeroed row ends.
+      CHECK(launch.lower[2] % column_alignment == 0);
+      CHECK(launch.lower[2] <= launch.c_begin - 1);
+      CHECK(launch.upper[2] == launch.c_end + 1);
+      // The y points ColumnStencil updates from the first work item along x of each part.
+      std::vector<int> covered(50, 0);
+      REQUIRE(launch.upper[0] % launch.slow_items_per_part == 0);
+      for (Index item = launch.lower[0]; item < launch.upper[0]; item += launch.slow_items_per_part)
+        for (Index block = launch.lower[1]; block < launch.upper[1]; ++block) {
+          const Index part = item / launch.slow_items_per_part;
+          const Index j0 = launch.j_begin + (part * launch.y_blocks_per_part + block) * m;
+          for (Index j = j0; j < std::min(j0 + m, launch.j_end); ++j) ++covered[j];
         }
-        for (Index j = 0; j < 50; ++j) {
-          INFO("j " << j);
-          CHECK(covered[j] == (j >= 1 && j < 49 ? 1 : 0));
-        }
-        // Parts of whole blocks: 48 updated rows in parts of ceil(48 / parts) rounded up to m.
-        const Index chunk = ((48 + parts - 1) / parts + m - 1) / m * m;
-        const std::size_t part_count = static_cast<std::size_t>((48 + chunk - 1) / chunk);
-        // m = 1 runs the one-point kernel, one launch per part.
-        CHECK(plans.size() == (one_launch && m > 1 ? 1 : part_count));
-        if (one_launch && m > 1)
-          CHECK(plans[0].upper[0] == plans[0].slow_items_per_part * Index(part_count));
+      for (Index j = 0; j < 50; ++j) {
+        INFO("j " << j);
+        CHECK(covered[j] == (j >= 1 && j < 49 ? 1 : 0));
       }
+      // Parts of whole blocks: 48 updated rows in parts of ceil(48 / parts) rounded up to m, all
+      // in the one launch (m = 1 too: blocked always runs the register-block body).
+      const Index chunk = ((48 + parts - 1) / parts + m - 1) / m * m;
+      const Index part_count = (48 + chunk - 1) / chunk;
+      CHECK(launch.y_blocks_per_part == chunk / m);
+      CHECK(launch.upper[0] == launch.slow_items_per_part * part_count);
+      // And the kernel itself updates every point once, bitwise as the reference.
+      const auto v = verify_laplacian<double, Kokkos::LayoutRight>(plan, grid, TestField::sine);
+      CHECK(v.passed);
+      CHECK(v.reference_mismatches == 0);
+      CHECK(v.untouched_violations == 0);
+    }
 }
 
 TEST_CASE("Divisor's multiply and shift equal integer division", "[laplacian]") {
-  using laplacian_detail::Divisor;
+  using laplacian_kernels::Divisor;
   // Every quotient for small divisors, then divisors and dividends at the ends of the range
   // (2^31 - 1 is the largest index a kernel sees), where the multiplier needs its 33rd bit.
   std::size_t wrong = 0;
@@ -380,161 +413,272 @@ TEST_CASE("Divisor's multiply and shift equal integer division", "[laplacian]") 
 }
 
 TEST_CASE(
-    "auto subdomain parts keep the planes a work item reads within a quarter of the "
+    "auto blocked parts keep the planes a work item reads within a quarter of the "
     "last-level cache",
     "[laplacian]") {
   const Grid grid = Grid::whole({2048, 1024, 256}, {0, 0, 0}, {1, 1, 1});
   const std::int64_t llc = 50 << 20;  // H100 L2
   // LayoutLeft: planes are x-y, 2048 * 1024 * 8 B = 16 MiB; 3 planes / parts <= 12.5 MiB -> 4,
   // the 4 planes of a 4 x 2 block -> 6.
-  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 8, 3) == 4);
-  CHECK(auto_subdomain_parts(grid, Layout::left, 8, llc, 4, 4) == 6);
+  CHECK(auto_blocked_parts(grid, Layout::left, 8, llc, 8, 3) == 4);
+  CHECK(auto_blocked_parts(grid, Layout::left, 8, llc, 4, 4) == 6);
   // 1024^3: 8 MiB planes -> 2 parts for 3 planes, 3 for 4; 512^3: 2 MiB planes -> 1.
   const Grid cube = Grid::whole({1024, 1024, 1024}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 3) == 2);
-  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 4) == 3);
+  CHECK(auto_blocked_parts(cube, Layout::right, 8, llc, 4, 3) == 2);
+  CHECK(auto_blocked_parts(cube, Layout::right, 8, llc, 4, 4) == 3);
   const Grid cube512 = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_subdomain_parts(cube512, Layout::left, 8, llc, 4, 4) == 1);
+  CHECK(auto_blocked_parts(cube512, Layout::left, 8, llc, 4, 4) == 1);
   // LayoutRight: planes are z-y, 256 * 1024 * 8 B = 2 MiB: one part.
-  CHECK(auto_subdomain_parts(grid, Layout::right, 8, llc, 4, 4) == 1);
-  CHECK(auto_subdomain_parts(grid, Layout::left, 8, 0, 4, 4) == 1);
+  CHECK(auto_blocked_parts(grid, Layout::right, 8, llc, 4, 4) == 1);
+  CHECK(auto_blocked_parts(grid, Layout::left, 8, 0, 4, 4) == 1);
   // Six planes: 6 x 8 MiB / 12.5 MiB -> 4 parts at 1024^3.
-  CHECK(auto_subdomain_parts(cube, Layout::right, 8, llc, 4, 6) == 4);
-}
-
-TEST_CASE("scratch tiles cover the update box exactly once", "[laplacian]") {
-  const Grid grid = Grid::whole({70, 50, 9}, {0, 0, 0}, {1, 1, 1});
-  for (Layout layout : {Layout::right, Layout::left})
-    for (int parts : {1, 2, 3, 7, 48})
-      for (std::int64_t y : {2, 4, 8}) {
-        LaplacianKernelConfig config;
-        config.variant = LaplacianVariant::scratch;
-        config.layout = layout;
-        config.parts = parts;
-        config.tile = {0, y, 0};
-        const int contiguous = layout == Layout::right ? 2 : 0;
-        std::vector<int> covered(50, 0);
-        for (const auto& plan : laplacian_detail::plan_scratch(config, grid)) {
-          for (Index j = plan.j_begin; j < plan.j_end; ++j) ++covered[j];
-          INFO("parts " << parts << " y " << y);
-          CHECK(plan.c_origin % laplacian_detail::column_alignment == 0);
-          CHECK(plan.c_origin <= plan.c_begin);
-          CHECK(plan.c_begin == 1);
-          CHECK(plan.c_end == grid.points[contiguous] - 1);
-          CHECK(plan.s_begin == 1);
-          CHECK(plan.s_end == grid.points[2 - contiguous] - 1);
-          CHECK((plan.j_begin - 1) % y == 0);  // parts hold whole tiles
-        }
-        for (Index j = 0; j < 50; ++j) {
-          INFO("parts " << parts << " y " << y << " j " << j);
-          CHECK(covered[j] == (j >= 1 && j < 49 ? 1 : 0));
-        }
-      }
-}
-
-TEST_CASE("scratch tiles outside the compiled set or Kokkos' team scratch are refused",
-          "[laplacian]") {
-  const Grid grid = Grid::whole({40, 40, 40}, {0, 0, 0}, {1, 1, 1});
-  LaplacianKernelConfig config;
-  config.variant = LaplacianVariant::scratch;
-  config.layout = Layout::left;
-  const ExecLimits limits = default_exec_limits();
-  CHECK_FALSE(laplacian_config_problem(config, grid, limits).has_value());  // 64 x 4 x 64
-  config.tile = {48, 4, 4};
-  REQUIRE(laplacian_config_problem(config, grid, limits).has_value());
-  CHECK_THAT(*laplacian_config_problem(config, grid, limits),
-             Catch::Matchers::ContainsSubstring("32, 64 or 128"));
-  config.tile = {64, 16, 4};
-  CHECK(laplacian_config_problem(config, grid, limits).has_value());
-  // 128 x 8 needs 2 x 130 x 10 doubles = 20800 bytes, within every backend's team scratch.
-  config.tile = {128, 8, 64};
-  CHECK_FALSE(laplacian_config_problem(config, grid, limits).has_value());
+  CHECK(auto_blocked_parts(cube, Layout::right, 8, llc, 4, 6) == 4);
 }
 
 TEST_CASE("register blocks of more than max_block_points points are refused", "[laplacian]") {
   const Grid grid = Grid::whole({20, 20, 20}, {0, 0, 0}, {1, 1, 1});
   const ExecLimits limits = default_exec_limits();
-  LaplacianKernelConfig config;
-  config.variant = LaplacianVariant::register_blocked;
-  config.m = 8;
-  config.m_slow = 4;
-  REQUIRE(laplacian_config_problem(config, grid, limits));
-  CHECK_THAT(*laplacian_config_problem(config, grid, limits),
-             Catch::Matchers::ContainsSubstring("m x m_slow must be at most 16"));
-  config.m_slow = 2;
-  CHECK_FALSE(laplacian_config_problem(config, grid, limits));
-  config.variant = LaplacianVariant::march;  // march ignores m_slow
-  config.m_slow = 4;
-  CHECK_FALSE(laplacian_config_problem(config, grid, limits));
+  LaplacianKernelParams params;
+  params.kernel = LaplacianKernel::blocked;
+  params.m = 8;
+  params.m_slow = 4;
+  const auto plan = [&] { return plan_laplacian(params, Layout::right, 8, grid, limits); };
+  REQUIRE(plan().problem);
+  CHECK_THAT(*plan().problem, ContainsSubstring("m x m_slow must be at most 16"));
+  CHECK(plan().problem_key == "m_slow");
+  CHECK_FALSE(plan().launch.has_value());
+  // A plan with a problem is refused at launch.
+  const auto u = allocate_field<double, Kokkos::LayoutRight>("u", grid);
+  const auto f = allocate_field<double, Kokkos::LayoutRight>("f", grid);
+  CHECK_THROWS_AS((apply_laplacian<double, Kokkos::LayoutRight>(plan(), u, f)),
+                  std::invalid_argument);
+  params.m_slow = 2;
+  CHECK_FALSE(plan().problem);
+  // Line has no register blocks: 8 rows of 4 planes per work item are fine.
+  params.kernel = LaplacianKernel::line;
+  params.m_slow = 4;
+  CHECK_FALSE(plan().problem);
 
-  const Deck deck = Deck::parse("", "lap.toml",
-                                {"kernel.variant=\"subdomain\"", "kernel.m=16", "kernel.m_slow=2"},
-                                laplacian_schema());
+  const Deck deck =
+      Deck::parse("", "lap.toml", {"kernel.variant=\"blocked\"", "kernel.m=16", "kernel.m_slow=2"},
+                  laplacian_schema());
+  CHECK_THROWS_AS(laplacian_setup_from_deck(deck, limits), DeckError);
   CHECK_THROWS_WITH(laplacian_setup_from_deck(deck, limits),
-                    Catch::Matchers::ContainsSubstring("lap.toml: [kernel] m_slow = 2") &&
-                        Catch::Matchers::ContainsSubstring("a block of 32 points") &&
-                        Catch::Matchers::ContainsSubstring("m x m_slow at most 16"));
+                    ContainsSubstring("lap.toml: [kernel] m_slow = 2") &&
+                        ContainsSubstring("blocked: m x m_slow must be at most 16"));
 }
 
-TEST_CASE("variant auto names the kernel keys the deck set that it does not use", "[laplacian]") {
+TEST_CASE("a plan refuses to launch fields of another layout or precision", "[laplacian]") {
+  const Grid grid = Grid::whole({12, 10, 8}, {0, 0, 0}, {1, 1, 1});
+  LaplacianKernelParams params;
+  params.kernel = LaplacianKernel::blocked;
+  params.m = 4;
+  const LaplacianPlan plan = plan_laplacian(params, Layout::left, 8, grid, default_exec_limits());
+  REQUIRE_FALSE(plan.problem);
+  const auto u = allocate_field<double, Kokkos::LayoutRight>("u", grid);
+  const auto f = allocate_field<double, Kokkos::LayoutRight>("f", grid);
+  CHECK_THROWS_AS((apply_laplacian<double, Kokkos::LayoutRight>(plan, u, f)),
+                  std::invalid_argument);
+  const auto uf = allocate_field<float, Kokkos::LayoutLeft>("u", grid);
+  const auto ff = allocate_field<float, Kokkos::LayoutLeft>("f", grid);
+  CHECK_THROWS_AS((apply_laplacian<float, Kokkos::LayoutLeft>(plan, uf, ff)),
+                  std::invalid_argument);
+  const auto ul = allocate_field<double, Kokkos::LayoutLeft>("u", grid);
+  const auto fl = allocate_field<double, Kokkos::LayoutLeft>("f", grid);
+  CHECK_NOTHROW((apply_laplacian<double, Kokkos::LayoutLeft>(plan, ul, fl)));
+}
+
+TEST_CASE(
+    "each kernel refuses the parameters it cannot use, naming the key; line's tile counts work "
+    "items and leaves the contiguous axis whole",
+    "[laplacian]") {
+  const Grid grid = Grid::whole({20, 20, 20}, {0, 0, 0}, {1, 1, 1});
   const ExecLimits limits = default_exec_limits();
-  const auto setup = [&](const std::vector<std::string>& overrides) {
+  struct Case {
+    LaplacianKernel kernel;
+    void (*set)(LaplacianKernelParams&);
+    const char* key;
+    const char* text;
+  };
+  const Case cases[] = {
+      {LaplacianKernel::mdrange, [](LaplacianKernelParams& p) { p.m = 4; }, "m",
+       "mdrange updates one point per work item"},
+      {LaplacianKernel::mdrange, [](LaplacianKernelParams& p) { p.m_slow = 2; }, "m_slow",
+       "mdrange updates one point per work item"},
+      {LaplacianKernel::mdrange, [](LaplacianKernelParams& p) { p.blocks_per_item = 2; },
+       "blocks_per_item", "mdrange has no register blocks"},
+      {LaplacianKernel::mdrange, [](LaplacianKernelParams& p) { p.parts = 2; }, "parts",
+       "mdrange runs y in one part"},
+      {LaplacianKernel::line, [](LaplacianKernelParams& p) { p.blocks_per_item = 3; },
+       "blocks_per_item", "line has no register blocks"},
+      {LaplacianKernel::line, [](LaplacianKernelParams& p) { p.parts = 3; }, "parts",
+       "line runs y in one part"},
+      {LaplacianKernel::line, [](LaplacianKernelParams& p) { p.launch_bounds = 128; },
+       "launch_bounds", "line has no launch bounds"},
+      {LaplacianKernel::line, [](LaplacianKernelParams& p) { p.iterate = IterOrder::left; },
+       "iterate", "line sweeps lines in its own order"},
+      {LaplacianKernel::line,
+       [](LaplacianKernelParams& p) {
+         p.tile = {0, 0, 2};
+       },
+       "tile", "whole lines"},
+      {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.m = 3; }, "m",
+       "m must be 1, 2, 4, 8 or 16"},
+      {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.parts = 0; }, "parts",
+       "at least 1"},
+  };
+  for (const Case& c : cases) {
+    LaplacianKernelParams params;
+    params.kernel = c.kernel;
+    c.set(params);
+    const LaplacianPlan plan = plan_laplacian(params, Layout::right, 8, grid, limits);
+    INFO(to_string(c.kernel) << " " << c.key);
+    REQUIRE(plan.problem);
+    CHECK_THAT(*plan.problem, ContainsSubstring(c.text));
+    CHECK(plan.problem_key == c.key);
+  }
+  // Line: a contiguous tile entry of 0 or 1; the others count blocks of m_slow planes and of m
+  // rows (18 updated planes in blocks of 4: 5 work items; 18 rows in blocks of 4: 5).
+  LaplacianKernelParams line;
+  line.kernel = LaplacianKernel::line;
+  line.m = 4;
+  line.m_slow = 4;
+  line.tile = {2, 3, 1};
+  const LaplacianPlan plan = plan_laplacian(line, Layout::right, 8, grid, limits);
+  REQUIRE_FALSE(plan.problem);
+  REQUIRE(plan.launch);
+  CHECK(plan.launch->rank == 2);
+  CHECK(plan.launch->upper == Index3{5, 5, 1});
+  CHECK(plan.launch->tile == std::array<std::int64_t, 3>{2, 3, 1});
+  // 2 work items of 4 planes, 3 of 4 rows, whole rows of 18 points.
+  CHECK(plan.points_per_group() == std::array<std::int64_t, 3>{8, 12, 18});
+  line.tile = {1, 1, 1};  // layout left: x is the contiguous axis
+  const LaplacianPlan left = plan_laplacian(line, Layout::left, 4, grid, limits);
+  REQUIRE_FALSE(left.problem);
+  CHECK(left.points_per_group() == std::array<std::int64_t, 3>{18, 4, 4});
+  line.tile = {2, 1, 1};
+  CHECK(plan_laplacian(line, Layout::left, 4, grid, limits).problem_key == "tile");
+}
+
+TEST_CASE("kernel names: the three kernels, and the retired variant words name the replacement",
+          "[laplacian]") {
+  for (auto kernel : {LaplacianKernel::mdrange, LaplacianKernel::blocked, LaplacianKernel::line}) {
+    CHECK(parse_laplacian_kernel(to_string(kernel)) == kernel);
+    CHECK_FALSE(retired_laplacian_variant(to_string(kernel)));
+  }
+  CHECK(to_string(LaplacianKernel::blocked) == "blocked");
+  CHECK_FALSE(parse_laplacian_kernel("auto"));
+  CHECK_FALSE(retired_laplacian_variant("auto"));
+  for (const char* word : {"register-blocked", "subdomain", "march", "scratch"}) {
+    INFO(word);
+    CHECK_FALSE(parse_laplacian_kernel(word));
+    REQUIRE(retired_laplacian_variant(word));
+    CHECK_THAT(*retired_laplacian_variant(word), ContainsSubstring("use \"blocked\""));
+  }
+  CHECK_THAT(*retired_laplacian_variant("register-blocked"), ContainsSubstring("renamed"));
+  CHECK_THAT(*retired_laplacian_variant("subdomain"), ContainsSubstring("renamed"));
+  CHECK_THAT(*retired_laplacian_variant("march"), ContainsSubstring("retired"));
+  CHECK_THAT(*retired_laplacian_variant("scratch"), ContainsSubstring("retired"));
+}
+
+TEST_CASE(
+    "variant auto honours the kernel keys the deck sets; keys a kernel cannot use are refused "
+    "naming the key",
+    "[laplacian]") {
+  ExecLimits host;
+  host.backend = "OpenMP";
+  const ExecLimits gpu = h100_limits();
+  const auto setup = [&](const std::vector<std::string>& overrides, const ExecLimits& limits) {
     return laplacian_setup_from_deck(Deck::parse("[grid]\nnx = 16\nny = 16\nnz = 16\n", "lap.toml",
                                                  overrides, laplacian_schema()),
                                      limits);
   };
-  CHECK(setup({}).ignored_by_auto.empty());
-  CHECK(setup({"kernel.tile=[0, 0, 0]", "kernel.m=8"}).ignored_by_auto.empty());  // the defaults
-  CHECK(setup({"kernel.tile=[48, 1, 0]", "kernel.streaming_stores=false", "kernel.parts=2"})
-            .ignored_by_auto == std::vector<std::string>{"kernel.tile = [48, 1, 0]",
-                                                         "kernel.parts = 2",
-                                                         "kernel.streaming_stores = false"});
-  // A named variant uses them.
-  const auto line = setup({"kernel.variant=line", "kernel.tile=[4, 1, 0]", "kernel.m=4"});
-  CHECK(line.ignored_by_auto.empty());
-  CHECK(line.kernel.tile == std::array<std::int64_t, 3>{4, 1, 0});
-}
+  // Every key "auto": the backend's default kernel and its parameters.
+  const auto host_default = setup({}, host);
+  CHECK(host_default.requested_variant == "auto");
+  CHECK(host_default.plan.params.kernel == LaplacianKernel::line);
+  CHECK(host_default.plan.params.m == 16);
+  CHECK(host_default.plan.params.streaming_stores);
+  const auto gpu_default = setup({}, gpu);
+  CHECK(gpu_default.plan.params.kernel == LaplacianKernel::blocked);
+  CHECK(gpu_default.plan.params.m == 8);
+  CHECK(gpu_default.plan.params.blocks_per_item == 3);
+  CHECK(gpu_default.plan.params.launch_bounds == 128);
+  // Explicit keys replace the default kernel's parameters.
+  const auto m4 = setup({"kernel.m=4"}, host);
+  CHECK(m4.plan.params.kernel == LaplacianKernel::line);
+  CHECK(m4.plan.params.m == 4);
+  const auto host_keys = setup({"kernel.tile=[4, 1, 0]", "kernel.streaming_stores=false",
+                                "kernel.m_slow=2", "kernel.zero_row_ends=false"},
+                               host);
+  CHECK(host_keys.plan.params.kernel == LaplacianKernel::line);
+  CHECK(host_keys.plan.params.tile == std::array<std::int64_t, 3>{4, 1, 0});
+  CHECK_FALSE(host_keys.plan.params.streaming_stores);
+  CHECK(host_keys.plan.params.m_slow == 2);
+  CHECK(host_keys.plan.zeroed_row_end_axis() == -1);
+  const auto gpu_keys = setup({"kernel.parts=2", "kernel.m=4", "kernel.blocks_per_item=1",
+                               "kernel.launch_bounds=256", "kernel.tile=[1, 2, 64]"},
+                              gpu);
+  CHECK(gpu_keys.plan.params.kernel == LaplacianKernel::blocked);
+  CHECK(gpu_keys.plan.params.parts == 2);
+  CHECK(gpu_keys.plan.params.m == 4);
+  CHECK(gpu_keys.plan.params.m_slow == 1);
+  CHECK(gpu_keys.plan.params.blocks_per_item == 1);
+  CHECK(gpu_keys.plan.params.launch_bounds == 256);
+  CHECK(gpu_keys.plan.params.tile == std::array<std::int64_t, 3>{1, 2, 64});
+  // A named kernel uses them too, and "auto" takes that kernel's default.
+  const auto line = setup({"kernel.variant=line", "kernel.tile=[4, 1, 0]", "kernel.m=4"}, gpu);
+  CHECK(line.requested_variant == "line");
+  CHECK(line.plan.params.kernel == LaplacianKernel::line);
+  CHECK(line.plan.params.tile == std::array<std::int64_t, 3>{4, 1, 0});
+  CHECK(line.plan.params.m == 4);
+  const auto mdrange = setup({"kernel.variant=mdrange", "kernel.m=auto", "kernel.m_slow=1"}, host);
+  CHECK(mdrange.plan.params.kernel == LaplacianKernel::mdrange);
+  CHECK(mdrange.plan.params.m == 1);
 
-TEST_CASE("march slabs cover the slowest axis exactly once", "[laplacian]") {
-  const Grid grid = Grid::whole({11, 5, 37}, {0, 0, 0}, {1, 1, 1});
-  for (Layout layout : {Layout::left, Layout::right})
-    for (int parts : {1, 2, 3, 7, 35, 36, 1000}) {
-      LaplacianKernelConfig config;
-      config.variant = LaplacianVariant::march;
-      config.layout = layout;
-      config.parts = parts;
-      const auto plan = laplacian_detail::plan_march(config, grid);
-      const Index slow_points = grid.points[layout == Layout::right ? 0 : 2];
-      std::vector<int> covered(slow_points, 0);
-      for (Index part = plan.lower[2]; part < plan.upper[2]; ++part) {
-        const Index first = plan.slow_begin + part * plan.slab;
-        for (Index s = first; s < std::min<Index>(first + plan.slab, plan.slow_end); ++s)
-          ++covered[s];
-      }
-      for (Index s = 0; s < slow_points; ++s) {
-        INFO("layout " << to_string(layout) << " parts " << parts << " plane " << s);
-        CHECK(covered[s] == (s >= 1 && s < slow_points - 1 ? 1 : 0));
-      }
-    }
-}
-
-TEST_CASE("auto march slabs give enough work items for the device", "[laplacian]") {
-  const std::int64_t h100 = 132 * 2048;
-  // 512^3, m = 4: a plane holds 510 * 128 = 65280 work items; 4 waves of 270336 threads -> 17.
-  const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_march_parts(cube, Layout::right, h100, 4, 4) == 17);
-  CHECK(auto_march_parts(cube, Layout::left, h100, 4, 4) == 17);
-  CHECK(auto_march_parts(cube, Layout::left, h100, 1, 4) == 5);
-  CHECK(auto_march_parts(cube, Layout::left, h100, 1, 1) == 2);  // 510 * 510 items per plane
-  // 2048 x 1024 x 256, layout left: 2046 * 256 work items per plane -> 3 slabs; layout right
-  // 254 * 256 -> 17.
-  const Grid flat = Grid::whole({2048, 1024, 256}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_march_parts(flat, Layout::left, h100, 4, 4) == 3);
-  CHECK(auto_march_parts(flat, Layout::right, h100, 4, 4) == 17);
-  // Never slabs thinner than march_min_slab planes; a host with 2 threads needs one slab.
-  const Grid thin = Grid::whole({64, 64, 20}, {0, 0, 0}, {1, 1, 1});
-  CHECK(auto_march_parts(thin, Layout::left, h100, 4, 4) == 18 / march_min_slab);
-  CHECK(auto_march_parts(thin, Layout::left, 2, 4, 4) == 1);
+  // Keys the chosen kernel cannot use: a DeckError naming the key, its value and the kernel.
+  struct Refused {
+    std::vector<std::string> overrides;
+    const ExecLimits* limits;
+    std::string key, text;
+  };
+  const Refused refused[] = {
+      {{"kernel.parts=2"},
+       &host,
+       "[kernel] parts = 2: not valid for kernel line",
+       "line runs y in one part"},
+      {{"kernel.variant=mdrange", "kernel.m=4"},
+       &host,
+       "[kernel] m = 4: not valid for kernel mdrange",
+       "mdrange updates one point per work item"},
+      {{"kernel.variant=mdrange", "kernel.m_slow=2"},
+       &gpu,
+       "[kernel] m_slow = 2: not valid for kernel mdrange",
+       "mdrange updates one point"},
+      {{"kernel.variant=mdrange", "kernel.blocks_per_item=2"},
+       &host,
+       "[kernel] blocks_per_item = 2: not valid for kernel mdrange",
+       "no register blocks"},
+      {{"kernel.variant=line", "kernel.launch_bounds=128"},
+       &gpu,
+       "[kernel] launch_bounds = 128: not valid for kernel line",
+       "no launch bounds"},
+      {{"kernel.iterate=left"},
+       &host,
+       "[kernel] iterate = \"left\": not valid for kernel line",
+       "its own order"},
+      {{"kernel.tile=[0, 0, 4]"}, &host, "[kernel] tile = [0, 0, 4]", "whole lines"},
+      {{"kernel.variant=blocked", "kernel.m=8", "kernel.m_slow=4"},
+       &gpu,
+       "[kernel] m_slow = 4: not valid for kernel blocked",
+       "m x m_slow must be at most 16"},
+  };
+  for (const Refused& r : refused) {
+    INFO(r.key);
+    CHECK_THROWS_AS(setup(r.overrides, *r.limits), DeckError);
+    CHECK_THROWS_WITH(setup(r.overrides, *r.limits),
+                      ContainsSubstring("lap.toml: " + r.key) && ContainsSubstring(r.text));
+  }
 }
 
 TEST_CASE("auto iteration makes the contiguous index fastest on host and GPU", "[mapping]") {
@@ -566,12 +710,17 @@ TEST_CASE("tile validation rejects launches Kokkos would drop or refuse on a GPU
   host.backend = "OpenMP";
   CHECK_FALSE(tile_problem({1, 1, 4096}, big, host, 0));
 
-  // A configuration's launches are checked with Kokkos' defaults filled in.
+  // A plan's launch is checked with Kokkos' defaults filled in (iterate left: the identity policy
+  // order, z in policy dimension 2).
   const Grid grid = Grid::whole({64, 64, 64}, {0, 0, 0}, {1, 1, 1});
-  LaplacianKernelConfig config;
-  config.tile = {0, 0, 128};
-  CHECK(laplacian_config_problem(config, grid, gpu).has_value());
-  CHECK_FALSE(laplacian_config_problem(config, grid, host).has_value());
+  LaplacianKernelParams params;
+  params.iterate = IterOrder::left;
+  params.tile = {0, 0, 128};
+  const LaplacianPlan on_gpu = plan_laplacian(params, Layout::right, 8, grid, gpu);
+  REQUIRE(on_gpu.problem.has_value());
+  CHECK(on_gpu.problem_key == "tile");
+  CHECK_THAT(*on_gpu.problem, ContainsSubstring("policy tile [") && ContainsSubstring(", 128]"));
+  CHECK_FALSE(plan_laplacian(params, Layout::right, 8, grid, host).problem.has_value());
 }
 
 TEST_CASE("the host default: line kernels of 16 rows per work item with streaming stores",
@@ -581,14 +730,19 @@ TEST_CASE("the host default: line kernels of 16 rows per work item with streamin
   const Grid grid = Grid::whole({384, 384, 384}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::left, Layout::right})
     for (int element_bytes : {4, 8}) {
-      const auto config = default_laplacian_kernel(
-          host, layout, resolve_mapping(layout, IterOrder::automatic, false), grid, element_bytes);
-      CHECK(config.variant == LaplacianVariant::line);
-      CHECK(config.m == 16);
-      CHECK(config.m_slow == (host_avx512_lines_compiled() ? 4 : 1));
-      CHECK(config.streaming_stores);
-      CHECK(config.tile == std::array<std::int64_t, 3>{0, 0, 0});
-      CHECK_FALSE(laplacian_config_problem(config, grid, host).has_value());
+      const auto params = default_params(host, layout, grid, element_bytes);
+      CHECK(params.kernel == LaplacianKernel::line);
+      CHECK(params.m == 16);
+      CHECK(params.m_slow == (host_avx512_lines_compiled() ? 4 : 1));
+      CHECK(params.streaming_stores);
+      CHECK(params.zero_row_ends);
+      CHECK(params.tile == std::array<std::int64_t, 3>{0, 0, 0});
+      CHECK(params.parts == 1);
+      CHECK(params.blocks_per_item == 1);
+      CHECK(params.launch_bounds == 0);
+      const LaplacianPlan plan = plan_laplacian(params, layout, element_bytes, grid, host);
+      CHECK_FALSE(plan.problem.has_value());
+      CHECK(plan.zeroed_row_end_axis() == AxisRoles::of(layout).contiguous);
     }
 }
 
@@ -602,8 +756,7 @@ TEST_CASE(
   host.host_hardware_threads = 2;
   using Tile = std::array<std::int64_t, 3>;
   const auto config = [&](const Grid& grid, Layout layout, int element_bytes) {
-    return default_laplacian_kernel(
-        host, layout, resolve_mapping(layout, IterOrder::automatic, false), grid, element_bytes);
+    return default_params(host, layout, grid, element_bytes);
   };
   const Grid cube = Grid::whole({384, 384, 384}, {0, 0, 0}, {1, 1, 1});
   const Grid big_cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
@@ -616,13 +769,19 @@ TEST_CASE(
     return;
   }
   // 2 MiB of L2, 384^3 double: six planes' rows of 386 doubles take 18.5 kB, so 54 rows fit in 1
-  // MiB: 3 work items of 16 rows, through 191 planes per thread. 512^3: 40 rows, 2 items. Float
-  // (rows of half the bytes): 111 rows, 6 items.
+  // MiB: 3 work items of 16 rows, through 191 planes per thread, 48 work items of 4 planes (the
+  // tile's slowest-axis entry counts work items). 512^3: 40 rows, 2 items, through 255 planes, 64
+  // work items. Float (rows of half the bytes): 111 rows, 6 items.
   CHECK(config(cube, Layout::right, 8).m_slow == 4);
-  CHECK(config(cube, Layout::right, 8).tile == Tile{191, 3, 0});
-  CHECK(config(cube, Layout::left, 8).tile == Tile{0, 3, 191});
-  CHECK(config(big_cube, Layout::right, 8).tile == Tile{255, 2, 0});
-  CHECK(config(cube, Layout::right, 4).tile == Tile{191, 6, 0});
+  CHECK(config(cube, Layout::right, 8).tile == Tile{48, 3, 0});
+  CHECK(config(cube, Layout::left, 8).tile == Tile{0, 3, 48});
+  CHECK(config(big_cube, Layout::right, 8).tile == Tile{64, 2, 0});
+  CHECK(config(cube, Layout::right, 4).tile == Tile{48, 6, 0});
+  // 48 work items of 4 planes by 3 of 16 rows: 192 planes, 48 rows per work group.
+  const LaplacianPlan cube_plan =
+      plan_laplacian(config(cube, Layout::right, 8), Layout::right, 8, cube, host);
+  REQUIRE_FALSE(cube_plan.problem);
+  CHECK(cube_plan.points_per_group() == Tile{192, 48, 382});
   // An L2 too small for one work item's rows, or unknown: Kokkos' tile.
   host.core_cache_bytes = 128 << 10;
   CHECK(config(cube, Layout::right, 8).tile == kokkos_tile);
@@ -631,9 +790,10 @@ TEST_CASE(
 
   // The tiles on a grid small enough to verify, every point against the reference bitwise and
   // nothing written outside the update box: 27 x 43 x 36 updated points (layout left: 36 planes
-  // of rows of 27), 3 work items of rows. Six planes' rows of 38 (left: 29) doubles take 1824
-  // (1392) bytes: half of 80 KiB holds 22 (29) of them, so blocks of 1 item; half of 160 KiB 44
-  // (58), 2 items (3); half of 1 MiB all 3 items.
+  // of rows of 27), 3 work items of rows; 14 (left: 18) planes per thread, 4 (5) work items of 4
+  // planes. Six planes' rows of 38 (left: 29) doubles take 1824 (1392) bytes: half of 80 KiB
+  // holds 22 (29) of them, so blocks of 1 item; half of 160 KiB 44 (58), 2 items (3); half of 1
+  // MiB all 3 items.
   const Grid grid = Grid::whole({29, 45, 38}, {0, 0, 0}, {0.1, 0.2, 0.3});
   struct Case {
     std::int64_t cache;
@@ -641,16 +801,16 @@ TEST_CASE(
     Tile tile;
   };
   for (const Case& c :
-       {Case{0, Layout::right, kokkos_tile}, Case{80 << 10, Layout::right, {14, 1, 0}},
-        Case{80 << 10, Layout::left, {0, 1, 18}}, Case{160 << 10, Layout::right, {14, 2, 0}},
-        Case{160 << 10, Layout::left, {0, 3, 18}}, Case{1 << 20, Layout::right, {14, 3, 0}}}) {
+       {Case{0, Layout::right, kokkos_tile}, Case{80 << 10, Layout::right, {4, 1, 0}},
+        Case{80 << 10, Layout::left, {0, 1, 5}}, Case{160 << 10, Layout::right, {4, 2, 0}},
+        Case{160 << 10, Layout::left, {0, 3, 5}}, Case{1 << 20, Layout::right, {4, 3, 0}}}) {
     host.core_cache_bytes = c.cache;
     const auto k = config(grid, c.layout, 8);
     INFO("L2 " << c.cache << " layout " << to_string(c.layout));
     CHECK(k.tile == c.tile);
-    const auto v = c.layout == Layout::right
-                       ? verify_laplacian<double, Kokkos::LayoutRight>(k, grid, TestField::sine)
-                       : verify_laplacian<double, Kokkos::LayoutLeft>(k, grid, TestField::sine);
+    const LaplacianPlan plan = plan_laplacian(k, c.layout, 8, grid, host);
+    REQUIRE_FALSE(plan.problem);
+    const auto v = verify_in<double>(c.layout, plan, grid);
     CHECK(v.passed);
     CHECK(v.reference_mismatches == 0);
     CHECK(v.untouched_violations == 0);
@@ -669,10 +829,11 @@ TEST_CASE(
   const Grid brick = Grid::whole({100, 384, 52}, {0, 0, 0}, {1, 1, 1});
   const auto config = [&](const Grid& grid, Layout layout, int hardware_threads) {
     host.host_hardware_threads = hardware_threads;
-    return default_laplacian_kernel(host, layout,
-                                    resolve_mapping(layout, IterOrder::automatic, false), grid, 8);
+    return default_params(host, layout, grid, 8);
   };
   using Tile = std::array<std::int64_t, 3>;
+  // One plane per work item on many-core hosts: the tile's slowest-axis entry is planes.
+  CHECK(config(cube, Layout::right, 16).m_slow == 1);
   // L2 unknown: one work item of 16 rows by a thread's share of the planes; 382 updated planes
   // over 16 threads: 24 each (the last thread 22).
   CHECK(config(cube, Layout::right, 16).tile == Tile{24, 1, 0});
@@ -702,7 +863,8 @@ TEST_CASE(
   host.core_cache_bytes = 512 << 10;
   CHECK(config(cube, Layout::right, 16).tile == Tile{24, 1, 0});
   for (Layout layout : {Layout::left, Layout::right})
-    CHECK_FALSE(laplacian_config_problem(config(brick, layout, 16), brick, host).has_value());
+    CHECK_FALSE(
+        plan_laplacian(config(brick, layout, 16), layout, 8, brick, host).problem.has_value());
 
   // The marched tiles on a grid small enough to verify: every point against the reference,
   // bitwise, and nothing written outside the update box. 27 x 43 x 36 updated points (layout
@@ -722,10 +884,11 @@ TEST_CASE(
         Case{1 << 20, Layout::right, {9, 3, 0}}}) {
     host.core_cache_bytes = c.cache;
     const auto k = config(grid, c.layout, 16);
+    INFO("L2 " << c.cache << " layout " << to_string(c.layout));
     CHECK(k.tile == c.tile);
-    const auto v = c.layout == Layout::right
-                       ? verify_laplacian<double, Kokkos::LayoutRight>(k, grid, TestField::sine)
-                       : verify_laplacian<double, Kokkos::LayoutLeft>(k, grid, TestField::sine);
+    const LaplacianPlan plan = plan_laplacian(k, c.layout, 8, grid, host);
+    REQUIRE_FALSE(plan.problem);
+    const auto v = verify_in<double>(c.layout, plan, grid);
     CHECK(v.passed);
     CHECK(v.reference_mismatches == 0);
     CHECK(v.untouched_violations == 0);
@@ -750,25 +913,37 @@ TEST_CASE(
       {{65, 40, 66}, Layout::left, {128, 1, 1}}};  // 63 points + 2 row ends
   for (const auto& c : cases) {
     const Grid grid = Grid::whole(c.points, {0, 0, 0}, {1, 1, 1});
-    const Mapping mapping = resolve_mapping(c.layout, IterOrder::automatic, true);
-    const auto config = default_laplacian_kernel(gpu, c.layout, mapping, grid, 8);
+    const auto params = default_params(gpu, c.layout, grid, 8);
+    const LaplacianPlan plan = plan_laplacian(params, c.layout, 8, grid, gpu);
     INFO(format_triple(c.points) << " " << to_string(c.layout));
-    CHECK(config.variant == LaplacianVariant::subdomain);
-    CHECK(config.m == 8);
-    CHECK(config.m_slow == 1);
-    CHECK(config.blocks_per_item == 3);
-    CHECK(config.zero_row_ends);
-    CHECK(config.launch_bounds == 128);
-    CHECK(to_policy_order(mapping, config.tile) == c.policy_tile);
-    CHECK_FALSE(laplacian_config_problem(config, grid, gpu).has_value());
+    CHECK(params.kernel == LaplacianKernel::blocked);
+    CHECK(params.m == 8);
+    CHECK(params.m_slow == 1);
+    CHECK(params.blocks_per_item == 3);
+    CHECK(params.zero_row_ends);
+    CHECK(params.launch_bounds == 128);
+    CHECK(plan.mapping == resolve_mapping(c.layout, IterOrder::automatic, true));
+    CHECK(to_policy_order(plan.mapping, params.tile) == c.policy_tile);
+    CHECK_FALSE(plan.problem.has_value());
+    REQUIRE(plan.launch);
+    CHECK(plan.launch->tile == c.policy_tile);
+    CHECK(plan.zeroed_row_end_axis() == AxisRoles::of(c.layout).contiguous);
+  }
+  // A work group of 128 x 1 x 1 work items at 512^3 covers 128 points along the contiguous axis,
+  // 8 along y and 3 blocks of 1 along the slowest axis.
+  const Grid cube512 = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
+  for (Layout layout : {Layout::right, Layout::left}) {
+    const LaplacianPlan plan =
+        plan_laplacian(default_params(gpu, layout, cube512, 8), layout, 8, cube512, gpu);
+    CHECK(plan.points_per_group() == (layout == Layout::right
+                                          ? std::array<std::int64_t, 3>{3, 8, 128}
+                                          : std::array<std::int64_t, 3>{128, 8, 3}));
   }
   // Parts keep the three planes an 8 x 1 block reads within a quarter of the L2 (12.5 MiB of
   // 50): 24 MiB at 1024^3, 2 parts.
   const Grid cube = Grid::whole({1024, 1024, 1024}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::right, Layout::left})
-    CHECK(default_laplacian_kernel(gpu, layout, resolve_mapping(layout, IterOrder::automatic, true),
-                                   cube, 8)
-              .parts == 2);
+    CHECK(default_params(gpu, layout, cube, 8).parts == 2);
 }
 
 TEST_CASE(
@@ -787,15 +962,14 @@ TEST_CASE(
                         {Layout::left, &cube, 8, 1, 4},
                         {Layout::left, &short_rows, 8, 1, 4}};
   for (const auto& c : cases) {
-    const Mapping mapping = resolve_mapping(c.layout, IterOrder::automatic, true);
-    const auto config = default_laplacian_kernel(gpu, c.layout, mapping, *c.grid, 4);
+    const auto params = default_params(gpu, c.layout, *c.grid, 4);
     INFO(format_triple(c.grid->points) << " " << to_string(c.layout));
-    CHECK(config.variant == LaplacianVariant::subdomain);
-    CHECK(config.m == c.m);
-    CHECK(config.m_slow == c.m_slow);
-    CHECK(config.blocks_per_item == c.blocks_per_item);
-    CHECK(config.streaming_stores);
-    CHECK_FALSE(laplacian_config_problem(config, *c.grid, gpu).has_value());
+    CHECK(params.kernel == LaplacianKernel::blocked);
+    CHECK(params.m == c.m);
+    CHECK(params.m_slow == c.m_slow);
+    CHECK(params.blocks_per_item == c.blocks_per_item);
+    CHECK(params.streaming_stores);
+    CHECK_FALSE(plan_laplacian(params, c.layout, 4, *c.grid, gpu).problem.has_value());
   }
 }
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/stores.hpp"
+#include "arch/streams.hpp"
 #include "core/timing.hpp"
 
 using namespace kstencil;
@@ -118,9 +118,29 @@ TEST_CASE("copy_line_in_parts copies exactly its range at every alignment and le
       {0, 1, 9, 31, 32, 64, 65, 129, 300, 515, 1000}, 1024);
 }
 
-TEST_CASE("copy_line copies exactly its range at every alignment and length", "[timing]") {
-  // Lengths with no, one or several whole lines besides the partial ones at both ends.
+TEST_CASE(
+    "copy_line_in_parts through one stream copies exactly its range at every alignment and "
+    "length",
+    "[timing]") {
+  // One part: every whole line streamed in turn (the copy without parts); lengths with no, one or
+  // several whole lines besides the partial ones at both ends.
   check_copy_at_every_alignment(
-      [](auto* out, const auto* in, int n) { copy_line<true>(out, in, n); },
+      [](auto* out, const auto* in, int n) { copy_line_in_parts<true, 1>(out, in, n); },
       {0, 1, 7, 8, 15, 16, 17, 33, 64, 100}, 256);
+}
+
+TEST_CASE("store_line writes exactly its range at every alignment and length", "[timing]") {
+  // The line kernel's store: whole lines through a buffer of one line, partial ones plainly.
+  check_copy_at_every_alignment(
+      [](auto* out, const auto* in, int n) {
+        store_line<true>(
+            out, n, [in](int q) { return in[q]; }, in);
+      },
+      {0, 1, 7, 8, 15, 16, 17, 33, 64, 100}, 256);
+}
+
+TEST_CASE("plain stores (Streaming = false) copy exactly their range", "[timing]") {
+  check_copy_at_every_alignment(
+      [](auto* out, const auto* in, int n) { copy_line_in_parts<false, 4>(out, in, n); },
+      {0, 1, 9, 64, 129}, 256);
 }
