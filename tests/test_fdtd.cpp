@@ -3,6 +3,8 @@
 #include <catch2/catch_test_macros.hpp>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "fdtd/fdtd.hpp"
@@ -43,7 +45,21 @@ double mode_error(const YeeSolver<T, L>& solver, const CavityModeShape& shape, d
   return error;
 }
 
-std::vector<FdtdKernelConfig> configs(Layout layout, bool gpu_mapping) {
+// The host's limits, or the host's with gpu set: the GPU's policy order, run on the host.
+ExecLimits limits_with_mapping(bool gpu_mapping) {
+  ExecLimits limits = default_exec_limits();
+  limits.gpu = gpu_mapping;
+  return limits;
+}
+
+// The plan of `c` for fields of layout L.
+template <class L>
+FdtdPlan plan_for(const FdtdProblem& p, FdtdKernelConfig c = {}, bool gpu_mapping = false) {
+  c.layout = layout_of<L>();
+  return plan_fdtd(c, p, limits_with_mapping(gpu_mapping));
+}
+
+std::vector<FdtdKernelConfig> configs() {
   std::vector<FdtdKernelConfig> out;
   const std::array<std::int64_t, 3> cell_tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}};
   const std::array<std::int64_t, 3> column_tiles[] = {{0, 0, 0}, {8, 2, 1}, {3, 5, 1}};
@@ -52,7 +68,7 @@ std::vector<FdtdKernelConfig> configs(Layout layout, bool gpu_mapping) {
       for (int bound : {0, 128}) {
         FdtdKernelConfig c;
         c.variant = FdtdVariant::cell;
-        c.mapping = resolve_mapping(layout, order, gpu_mapping);
+        c.iterate = order;
         c.tile = tile;
         c.launch_bounds = bound;
         out.push_back(c);
@@ -66,8 +82,9 @@ std::vector<FdtdKernelConfig> configs(Layout layout, bool gpu_mapping) {
   return out;
 }
 
-std::string describe(const FdtdKernelConfig& c) {
-  return to_string(c.variant) + " " + c.mapping.describe() + " tile " + format_triple(c.tile) +
+std::string describe(const FdtdPlan& plan) {
+  const FdtdKernelConfig& c = plan.config;
+  return to_string(c.variant) + " " + plan.describe() + " tile " + format_triple(c.tile) +
          " bounds " + std::to_string(c.launch_bounds);
 }
 
@@ -105,15 +122,13 @@ TEMPLATE_TEST_CASE("cavity modes evolve as the discrete analytic solution to rou
     for (Layout layout : {Layout::left, Layout::right}) {
       const FdtdProblem p = cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, mode);
       const auto shape = cavity_mode_shape(p, *p.cavity);
-      FdtdKernelConfig config;
-      config.mapping = resolve_mapping(layout, IterOrder::automatic, false);
       double error = 0;
       if (layout == Layout::left) {
-        YeeSolver<T, Kokkos::LayoutLeft> solver(p, config);
+        YeeSolver<T, Kokkos::LayoutLeft> solver(p, plan_for<Kokkos::LayoutLeft>(p));
         solver.run(steps);
         error = mode_error(solver, shape, shape.omega_discrete);
       } else {
-        YeeSolver<T, Kokkos::LayoutRight> solver(p, config);
+        YeeSolver<T, Kokkos::LayoutRight> solver(p, plan_for<Kokkos::LayoutRight>(p));
         solver.run(steps);
         error = mode_error(solver, shape, shape.omega_discrete);
       }
@@ -127,7 +142,7 @@ TEMPLATE_TEST_CASE("cavity modes evolve as the discrete analytic solution to rou
 TEST_CASE("the discrete check has teeth: the continuous frequency misses by far more", "[fdtd]") {
   const FdtdProblem p = cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, {1, 1, 0});
   const auto shape = cavity_mode_shape(p, *p.cavity);
-  YeeSolver<double, Kokkos::LayoutRight> solver(p, FdtdKernelConfig{});
+  YeeSolver<double, Kokkos::LayoutRight> solver(p, plan_for<Kokkos::LayoutRight>(p));
   solver.run(200);
   CHECK(mode_error(solver, shape, shape.omega_discrete) < 1e-11);
   CHECK(mode_error(solver, shape, shape.omega_continuous) > 1e-3);
@@ -142,7 +157,7 @@ TEST_CASE("the cavity mode converges to the continuous one at second order", "[f
     const double h = 1.0 / n;
     FdtdProblem p = cavity_problem({n, n, n}, {h, h, h}, {1, 1, 0});
     p.courant = 0.5;
-    YeeSolver<double, Kokkos::LayoutRight> solver(p, FdtdKernelConfig{});
+    YeeSolver<double, Kokkos::LayoutRight> solver(p, plan_for<Kokkos::LayoutRight>(p));
     solver.run(4 * n);  // T = 4 n dt = 2 / sqrt(3)
     const auto shape = cavity_mode_shape(p, *p.cavity);
     errors.push_back(mode_error(solver, shape, shape.omega_continuous));
@@ -166,7 +181,7 @@ TEMPLATE_TEST_CASE("lossless cavity: the discrete energy is conserved to roundin
   s.delay = 0.1;
   s.width = 0.05;
   p.source = s;
-  YeeSolver<T, Kokkos::LayoutRight> solver(p, FdtdKernelConfig{});
+  YeeSolver<T, Kokkos::LayoutRight> solver(p, plan_for<Kokkos::LayoutRight>(p));
   solver.run(50);  // the source is below 1e-30 from here on
   const int steps = 400;
   std::vector<double> energy;
@@ -182,7 +197,7 @@ TEMPLATE_TEST_CASE("lossless cavity: the discrete energy is conserved to roundin
 TEST_CASE("lossy cavity: energy decays monotonically as exp(-sigma t / eps)", "[fdtd]") {
   FdtdProblem p = cavity_problem({16, 16, 16}, {1.0 / 16, 1.0 / 16, 1.0 / 16}, {1, 1, 0});
   p.media.background = {2.0, 1.0, 0.2};
-  YeeSolver<double, Kokkos::LayoutLeft> solver(p, FdtdKernelConfig{});
+  YeeSolver<double, Kokkos::LayoutLeft> solver(p, plan_for<Kokkos::LayoutLeft>(p));
   std::vector<EnergyRecord> records;
   while (solver.time() < 20.0) records.push_back(*solver.step(true));
   for (std::size_t n = 1; n < records.size(); ++n)
@@ -201,14 +216,15 @@ TEMPLATE_TEST_CASE(
     "with the host reference",
     "[fdtd]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   const FdtdProblem p = busy_problem();
-  YeeSolver<double, TestType> first(p, FdtdKernelConfig{});
+  YeeSolver<double, TestType> first(p, plan_for<TestType>(p));
   fdtd_reference::HostYee<double> reference(first);
   reference.run(25);
   std::size_t checked = 0;
   for (bool gpu_mapping : {false, true})
-    for (const auto& config : configs(layout_of<TestType>(), gpu_mapping)) {
-      INFO(describe(config));
-      YeeSolver<double, TestType> solver(p, config);
+    for (const auto& config : configs()) {
+      const FdtdPlan plan = plan_for<TestType>(p, config, gpu_mapping);
+      INFO(describe(plan));
+      YeeSolver<double, TestType> solver(p, plan);
       solver.run(25);
       for (int c = 0; c < 6; ++c) REQUIRE(solver.component_host(c) == reference.component(c));
       ++checked;
@@ -226,7 +242,8 @@ TEST_CASE("uniform coefficients and per-cell arrays of the same material agree b
   p.media.background = {1.7, 1.2, 0.05};
   FdtdProblem uniform = p;
   uniform.media.mode = MediaMode::uniform;
-  YeeSolver<float, Kokkos::LayoutRight> a(p, FdtdKernelConfig{}), b(uniform, FdtdKernelConfig{});
+  YeeSolver<float, Kokkos::LayoutRight> a(p, plan_for<Kokkos::LayoutRight>(p)),
+      b(uniform, plan_for<Kokkos::LayoutRight>(uniform));
   a.run(30);
   b.run(30);
   for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
@@ -234,13 +251,55 @@ TEST_CASE("uniform coefficients and per-cell arrays of the same material agree b
 
 TEST_CASE("energy records do not change the evolution", "[fdtd]") {
   const FdtdProblem p = busy_problem();
-  YeeSolver<double, Kokkos::LayoutRight> plain(p, FdtdKernelConfig{}),
-      measured(p, FdtdKernelConfig{});
+  YeeSolver<double, Kokkos::LayoutRight> plain(p, plan_for<Kokkos::LayoutRight>(p)),
+      measured(p, plan_for<Kokkos::LayoutRight>(p));
   for (int n = 0; n < 20; ++n) {
     plain.step(false);
     REQUIRE(measured.step(n % 3 == 0).has_value() == (n % 3 == 0));
   }
   for (int c = 0; c < 6; ++c) CHECK(plain.component_host(c) == measured.component_host(c));
+}
+
+TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile cannot run",
+          "[fdtd]") {
+  FdtdProblem p;
+  p.cells = {20, 12, 8};
+  FdtdKernelConfig c;
+  c.iterate = IterOrder::left;
+  c.tile = {4, 0, 2};
+  const FdtdPlan cell = plan_for<Kokkos::LayoutRight>(p, c);
+  REQUIRE_FALSE(cell.problem);
+  CHECK(cell.describe() == "policy (i,j,k), Iterate::Left");
+  CHECK(cell.launch.upper == Index3{20, 12, 8});
+  CHECK(cell.launch.tile[0] == 4);
+  CHECK(cell.launch.tile[1] >= 1);
+  CHECK(cell.launch.tile[2] == 2);
+  // Column: policy (z, y) for LayoutRight, each work item a loop along x.
+  c.variant = FdtdVariant::column;
+  c.tile = {0, 3, 5};
+  const FdtdPlan column = plan_for<Kokkos::LayoutRight>(p, c);
+  CHECK(column.describe() == "policy (k,j), columns along x");
+  CHECK(column.launch.upper == Index3{8, 12, 1});
+  CHECK(column.launch.tile == std::array<std::int64_t, 3>{5, 3, 1});
+  CHECK(column.launch.column_length == 20);
+  // An H100's limits: 32 x 8 x 8 = 2048 threads per block.
+  ExecLimits gpu;
+  gpu.backend = "Cuda";
+  gpu.gpu = true;
+  gpu.max_threads_per_block = 1024;
+  gpu.max_block_dims = {1024, 1024, 64};
+  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  c.variant = FdtdVariant::cell;
+  c.tile = {32, 8, 8};
+  const FdtdPlan big = plan_fdtd(c, p, gpu);
+  REQUIRE(big.problem);
+  CHECK(big.problem->find("2048 threads per block exceed 1024") != std::string::npos);
+  CHECK_THROWS_AS((YeeSolver<double, Kokkos::LayoutRight>(p, big)), std::invalid_argument);
+  // A plan for other fields: another layout, other cells.
+  CHECK_THROWS_AS((YeeSolver<double, Kokkos::LayoutLeft>(p, cell)), std::invalid_argument);
+  FdtdProblem other = p;
+  other.cells = {20, 12, 9};
+  CHECK_THROWS_AS((YeeSolver<double, Kokkos::LayoutRight>(other, cell)), std::invalid_argument);
 }
 
 TEST_CASE("staggered geometry: lattices, probes, sources, time step", "[fdtd]") {

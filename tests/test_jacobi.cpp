@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,16 +14,24 @@ using namespace kstencil;
 
 namespace {
 
+// The host's limits (the host's policy order), whatever the backend.
+ExecLimits host_limits() {
+  ExecLimits limits = default_exec_limits();
+  limits.gpu = false;
+  return limits;
+}
+
 template <class T, class L>
 JacobiSolver<T, L> make(const PoissonProblem& p, NormStrategy norm,
                         IterOrder order = IterOrder::automatic,
                         std::array<std::int64_t, 3> tile = {0, 0, 0}, int bound = 0) {
   JacobiKernelConfig c;
-  c.mapping = resolve_mapping(layout_of<L>(), order, false);
+  c.layout = layout_of<L>();
+  c.iterate = order;
   c.tile = tile;
   c.launch_bounds = bound;
   c.norm = norm;
-  return JacobiSolver<T, L>(p, c);
+  return JacobiSolver<T, L>(p, plan_jacobi(c, p.grid, host_limits()));
 }
 
 PoissonProblem linear_problem(Index3 n, Real3 h) {
@@ -124,7 +133,7 @@ TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host 
   const std::array<std::int64_t, 3> tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}};
   std::size_t checked = 0;
   auto check = [&](auto solver) {
-    const double epsilon = solver.config().norm == NormStrategy::kokkos_kernels
+    const double epsilon = solver.plan().config.norm == NormStrategy::kokkos_kernels
                                ? std::numeric_limits<T>::epsilon()
                                : 2.3e-16;
     std::vector<T> values = solver.solution_host(), next;
@@ -237,4 +246,47 @@ TEST_CASE("each norm strategy launches the kernels it is named for", "[jacobi]")
     CHECK(launches(norm, false) == List{"for kstencil::jacobi::update"});
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
   Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(nullptr);
+}
+
+TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile cannot run",
+          "[jacobi]") {
+  const Grid g = Grid::whole({10, 8, 6}, {0, 0, 0}, {1, 1, 1});
+  JacobiKernelConfig c;
+  c.iterate = IterOrder::left;
+  c.tile = {4, 0, 2};
+  const JacobiPlan plan = plan_jacobi(c, g, host_limits());
+  REQUIRE_FALSE(plan.problem);
+  CHECK(plan.describe() == "policy (i,j,k), Iterate::Left");
+  CHECK(plan.lower == Index3{1, 1, 1});
+  CHECK(plan.upper == Index3{9, 7, 5});
+  CHECK(plan.tile[0] == 4);
+  CHECK(plan.tile[1] >= 1);
+  CHECK(plan.tile[2] == 2);
+  CHECK(plan.box_lo == std::array<int, 3>{1, 1, 1});
+  CHECK(plan.box_extent == std::array<int, 3>{8, 6, 4});
+  CHECK(plan.box_size == 192);
+  // "auto" on a 1D grid iterates as layout left does, in either layout.
+  JacobiKernelConfig line;
+  const Grid g1 = Grid::whole({64, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  CHECK(plan_jacobi(line, g1, host_limits()).describe() == "policy (i,j,k), Iterate::Left");
+  CHECK(plan_jacobi(line, g, host_limits()).describe() == "policy (i,j,k), Iterate::Right");
+  // An H100's limits: 32 x 8 x 8 = 2048 threads per block.
+  ExecLimits gpu;
+  gpu.backend = "Cuda";
+  gpu.gpu = true;
+  gpu.max_threads_per_block = 1024;
+  gpu.max_block_dims = {1024, 1024, 64};
+  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  c.tile = {32, 8, 8};
+  const JacobiPlan big = plan_jacobi(c, g, gpu);
+  REQUIRE(big.problem);
+  CHECK(big.problem->find("2048 threads per block exceed 1024") != std::string::npos);
+  PoissonProblem p;
+  p.grid = g;
+  p.boundary = [](const Index3&) { return 1.0; };
+  CHECK_THROWS_AS((JacobiSolver<double, Kokkos::LayoutRight>(p, big)), std::invalid_argument);
+  // A plan for other fields: another layout, another grid.
+  CHECK_THROWS_AS((JacobiSolver<double, Kokkos::LayoutLeft>(p, plan)), std::invalid_argument);
+  p.grid = Grid::whole({10, 8, 7}, {0, 0, 0}, {1, 1, 1});
+  CHECK_THROWS_AS((JacobiSolver<double, Kokkos::LayoutRight>(p, plan)), std::invalid_argument);
 }

@@ -60,6 +60,6 @@ struct OperatorCheck {
   bool passed = false;
 };
 template <class T, class KokkosLayout>
-OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiKernelConfig& kernel);
+OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiPlan& plan);
 
 }  // namespace kstencil

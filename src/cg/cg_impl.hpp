@@ -101,7 +101,7 @@ inline double unit_random(const Index3& p, std::uint64_t salt) {
 }  // namespace cg_detail
 
 template <class T, class KokkosLayout>
-OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiKernelConfig& kernel) {
+OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiPlan& plan) {
   using cg_detail::unit_random;
   PoissonProblem problem;
   problem.grid = grid;
@@ -113,7 +113,7 @@ OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiKerne
   const auto a = assemble_poisson_matrix<T, KokkosLayout>(grid);
   auto au = allocate_field<T, KokkosLayout>("A u", grid);
   KokkosSparse::spmv("N", T(1), a, flat(fields.u), T(0), flat(au));
-  JacobiSolver<T, KokkosLayout> jacobi(problem, kernel);
+  JacobiSolver<T, KokkosLayout> jacobi(problem, plan);
   jacobi.iterate(false);
 
   const Box all = grid.global();
@@ -153,9 +153,8 @@ OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiKerne
   return check;
 }
 
-#define KSTENCIL_INSTANTIATE_CG(T, L)                                      \
-  template class CgSolver<T, L>;                                           \
-  template OperatorCheck check_operator_against_stencil<T, L>(const Grid&, \
-                                                              const JacobiKernelConfig&);
+#define KSTENCIL_INSTANTIATE_CG(T, L) \
+  template class CgSolver<T, L>;      \
+  template OperatorCheck check_operator_against_stencil<T, L>(const Grid&, const JacobiPlan&);
 
 }  // namespace kstencil

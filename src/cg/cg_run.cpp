@@ -23,11 +23,9 @@ CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   s.print_every = deck.integer("cg", "print_every");
   s.single_precision = deck.string("run", "precision") == "float";
   s.layout = kernel_traits_from_deck(deck).layout;
-  const bool one_d = is_collapsed(grid, 1) && is_collapsed(grid, 2);
-  s.check_kernel = default_jacobi_kernel(
-      limits, grid, s.layout,
-      resolve_mapping(one_d ? Layout::left : s.layout, IterOrder::automatic, limits.gpu),
-      NormStrategy::reduce);
+  s.check_plan = plan_jacobi(
+      default_jacobi_kernel(limits, grid, s.layout, IterOrder::automatic, NormStrategy::reduce),
+      grid, limits);
   return s;
 }
 
@@ -40,7 +38,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
   RunReport report("cg", default_exec_limits(), rank_count(comm));
   const Grid& g = s.problem.grid;
 
-  const OperatorCheck check = check_operator_against_stencil<T, KokkosLayout>(g, s.check_kernel);
+  const OperatorCheck check = check_operator_against_stencil<T, KokkosLayout>(g, s.check_plan);
   {  // The first launches of each Kokkos Kernels kernel, outside the timed solve.
     CgSolver<T, KokkosLayout> warm_up(s.problem);
     warm_up.solve({std::numeric_limits<double>::min(), 2});

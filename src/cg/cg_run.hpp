@@ -13,7 +13,7 @@ namespace kstencil {
 struct CgSetup {
   PoissonProblem problem;
   Layout layout = Layout::right;
-  JacobiKernelConfig check_kernel;  // the Jacobi kernel the operator is checked against
+  JacobiPlan check_plan;  // of the Jacobi kernel the operator is checked against
   CgStop stop;
   std::int64_t print_every = 10;
   bool single_precision = false;

@@ -33,20 +33,28 @@ std::array<std::int64_t, 3> resolved_tile(const Index3& lower, const Index3& upp
   return merged;
 }
 
-// The policy over [lower, upper) (policy order) with `tile` (0 entries: Kokkos' defaults).
+// The policy of a planned launch over [lower, upper) with `tile` as resolved (every entry >= 1),
+// all in policy order: nothing is resolved again.
 template <Kokkos::Iterate Iter, unsigned LaunchBound>
-Policy3<Iter, LaunchBound> make_policy(const Index3& lower, const Index3& upper,
-                                       const std::array<std::int64_t, 3>& tile) {
+Policy3<Iter, LaunchBound> planned_policy(const Index3& lower, const Index3& upper,
+                                          const std::array<std::int64_t, 3>& tile) {
   using P = Policy3<Iter, LaunchBound>;
-  const auto merged = resolved_tile<Iter, LaunchBound>(lower, upper, tile);
   typename P::point_type lo, hi;
   typename P::tile_type t;
   for (int d = 0; d < 3; ++d) {
     lo[d] = static_cast<int>(lower[d]);
     hi[d] = static_cast<int>(upper[d]);
-    t[d] = static_cast<int>(merged[d]);
+    t[d] = static_cast<int>(tile[d]);
   }
   return P(lo, hi, t);
+}
+
+// The policy over [lower, upper) (policy order) with `tile` (0 entries: Kokkos' defaults).
+template <Kokkos::Iterate Iter, unsigned LaunchBound>
+Policy3<Iter, LaunchBound> make_policy(const Index3& lower, const Index3& upper,
+                                       const std::array<std::int64_t, 3>& tile) {
+  return planned_policy<Iter, LaunchBound>(lower, upper,
+                                           resolved_tile<Iter, LaunchBound>(lower, upper, tile));
 }
 
 // Whether kernels run on the host (OpenMP, Serial) rather than on a GPU.

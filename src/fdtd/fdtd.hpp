@@ -28,10 +28,11 @@ enum class FdtdVariant {
 FdtdVariant parse_fdtd_variant(const std::string& word);
 std::string to_string(FdtdVariant variant);
 
+// What a deck (or the backend's default) asks of the update kernels, in the deck's units.
 struct FdtdKernelConfig {
   FdtdVariant variant = FdtdVariant::cell;
-  Layout layout = Layout::right;  // of the fields (set from the View type when launched)
-  Mapping mapping;                // cell variant
+  Layout layout = Layout::right;              // of the fields
+  IterOrder iterate = IterOrder::automatic;   // cell variant
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;
 };
@@ -127,15 +128,37 @@ struct ProbeRecord {
   std::vector<std::array<double, 6>> values;  // per probe: Ex Ey Ez at n dt, Hx Hy Hz at (n-1/2) dt
 };
 
+// The launch of one update (E or H; both run the same) over the cells, as Kokkos runs it: bounds
+// and tile in policy order, the tile with Kokkos' default entries filled in.
+struct FdtdLaunch {
+  Index3 lower{0, 0, 0}, upper{0, 0, 0};
+  std::array<std::int64_t, 3> tile{1, 1, 1};
+  int column_length = 0;  // column variant: cells along the slowest axis per work item
+};
+
+// The update kernels' plan, computed once from the configuration, the cells and the device
+// limits: validation (problem), launching (YeeSolver) and the report (describe) read it.
+struct FdtdPlan {
+  FdtdKernelConfig config;
+  Mapping mapping;  // of the policy: cell as resolved, column Iterate::Left over (c, j)
+  Index3 cells{0, 0, 0};
+  FdtdLaunch launch;
+  std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
+
+  // "policy (i,j,k), Iterate::Right", or the column variant's "policy (k,j), columns along x".
+  std::string describe() const;
+};
+
+FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem,
+                   const ExecLimits& limits);
+
 // The solver state on the default execution space.
 template <class T, class KokkosLayout>
 class YeeSolver {
  public:
-  YeeSolver(const FdtdProblem& problem, const FdtdKernelConfig& config);
-  // Throws std::invalid_argument if the kernel configuration is not valid on `limits`.
-  static std::optional<std::string> config_problem(const FdtdProblem& problem,
-                                                   const FdtdKernelConfig& config,
-                                                   const ExecLimits& limits);
+  // `plan`: made for the problem's cells and this layout, without a problem (else throws
+  // std::invalid_argument).
+  YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan);
 
   // One leapfrog step n -> n+1: H^(n-1/2) -> H^(n+1/2), E^n -> E^(n+1), then the source.
   // With `energy`, also returns the energy at time n dt (costs one more pass over E and a
@@ -154,7 +177,7 @@ class YeeSolver {
   // Component c (0-5) over its lattice, x fastest (host memory), for output and checks.
   std::vector<T> component_host(int c) const;
   const FdtdProblem& problem() const { return problem_; }
-  const FdtdKernelConfig& config() const { return config_; }
+  const FdtdPlan& plan() const { return plan_; }
 
   struct Fields {
     Field<T, KokkosLayout> e[3], h[3];
@@ -165,7 +188,7 @@ class YeeSolver {
 
  private:
   FdtdProblem problem_;
-  FdtdKernelConfig config_;
+  FdtdPlan plan_;
   Grid grid_;
   double dt_;
   std::int64_t step_ = 0;
@@ -193,6 +216,6 @@ struct FdtdVerification {
   bool passed = false;
 };
 template <class T, class KokkosLayout>
-FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdKernelConfig& config);
+FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan);
 
 }  // namespace kstencil

@@ -125,32 +125,11 @@ YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fi
 }  // namespace fdtd_detail
 
 template <class T, class KokkosLayout>
-std::optional<std::string> YeeSolver<T, KokkosLayout>::config_problem(
-    const FdtdProblem& problem, const FdtdKernelConfig& config, const ExecLimits& limits) {
-  const auto launch = fdtd_detail::plan_fdtd_launch(problem, config);
-  std::optional<std::string> result;
-  // The column variant's policy is Iterate::Left, as Mapping{} gives.
-  const Mapping mapping = config.variant == FdtdVariant::column ? Mapping{} : config.mapping;
-  dispatch_traits(mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
-    const auto tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(
-        launch.lower, launch.upper, launch.tile);
-    std::array<std::int64_t, 3> extents;
-    for (int d = 0; d < 3; ++d) extents[d] = launch.upper[d] - launch.lower[d];
-    if (auto why = tile_problem(tile, extents, limits, config.launch_bounds))
-      result = "policy tile " + format_triple(tile) + " over extents " + format_triple(extents) +
-               ": " + *why;
-  });
-  return result;
-}
-
-template <class T, class KokkosLayout>
-YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdKernelConfig& config)
-    : problem_(problem), config_(config), grid_(problem.nodes()), dt_(problem.dt()) {
-  config_.layout = layout_of<KokkosLayout>();
-  static const ExecLimits limits = default_exec_limits();
-  if (auto why = config_problem(problem_, config_, limits))
-    throw std::invalid_argument("FDTD kernel configuration not valid on " + limits.backend + ": " +
-                                *why);
+YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan)
+    : problem_(problem), plan_(plan), grid_(problem.nodes()), dt_(problem.dt()) {
+  if (plan_.problem) throw std::invalid_argument("FDTD plan not valid: " + *plan_.problem);
+  if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.cells != problem_.cells)
+    throw std::invalid_argument("FDTD plan made for other fields");
   const char* e_names[3] = {"ex", "ey", "ez"};
   const char* h_names[3] = {"hx", "hy", "hz"};
   for (int c = 0; c < 3; ++c) {
@@ -189,8 +168,7 @@ void YeeSolver<T, KokkosLayout>::initialize() {
   // background material (the mode is an eigenmode of a uniform cavity).
   auto v = fdtd_detail::views_of<T, KokkosLayout>(fields_, problem_, dt_);
   v.db0 = static_cast<T>(-dt_ / (2 * problem_.media.background.mu));
-  fdtd_detail::launch_update<false>("kstencil::fdtd::init_h", config_,
-                                    fdtd_detail::plan_fdtd_launch(problem_, config_),
+  fdtd_detail::launch_update<false>("kstencil::fdtd::init_h", plan_,
                                     fdtd_detail::UpdateH<T, KokkosLayout, false>{v});
 }
 
@@ -198,7 +176,6 @@ template <class T, class KokkosLayout>
 std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
   using namespace fdtd_detail;
   const auto v = views_of<T, KokkosLayout>(fields_, problem_, dt_);
-  const auto launch = plan_fdtd_launch(problem_, config_);
   const bool arrays = problem_.media.mode == MediaMode::arrays;
   std::optional<EnergyRecord> record;
   if (energy) {
@@ -212,26 +189,21 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
     else
       Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", all,
                               ElectricEnergy<T, KokkosLayout, false>{v}, electric);
-    const double magnetic = arrays
-                                ? launch_update<true>("kstencil::fdtd::update_h", config_, launch,
-                                                      UpdateH<T, KokkosLayout, true>{v})
-                                : launch_update<true>("kstencil::fdtd::update_h", config_, launch,
-                                                      UpdateH<T, KokkosLayout, false>{v});
+    const double magnetic = arrays ? launch_update<true>("kstencil::fdtd::update_h", plan_,
+                                                         UpdateH<T, KokkosLayout, true>{v})
+                                   : launch_update<true>("kstencil::fdtd::update_h", plan_,
+                                                         UpdateH<T, KokkosLayout, false>{v});
     const double half_volume = 0.5 * problem_.cell_volume();
     record = EnergyRecord{step_, time(), half_volume * electric, half_volume * magnetic};
   } else if (arrays) {
-    launch_update<false>("kstencil::fdtd::update_h", config_, launch,
-                         UpdateH<T, KokkosLayout, true>{v});
+    launch_update<false>("kstencil::fdtd::update_h", plan_, UpdateH<T, KokkosLayout, true>{v});
   } else {
-    launch_update<false>("kstencil::fdtd::update_h", config_, launch,
-                         UpdateH<T, KokkosLayout, false>{v});
+    launch_update<false>("kstencil::fdtd::update_h", plan_, UpdateH<T, KokkosLayout, false>{v});
   }
   if (arrays)
-    launch_update<false>("kstencil::fdtd::update_e", config_, launch,
-                         UpdateE<T, KokkosLayout, true>{v});
+    launch_update<false>("kstencil::fdtd::update_e", plan_, UpdateE<T, KokkosLayout, true>{v});
   else
-    launch_update<false>("kstencil::fdtd::update_e", config_, launch,
-                         UpdateE<T, KokkosLayout, false>{v});
+    launch_update<false>("kstencil::fdtd::update_e", plan_, UpdateE<T, KokkosLayout, false>{v});
   if (problem_.source) {
     const PointSource& s = *problem_.source;
     // J at (n + 1/2) dt drives E^n -> E^(n+1).
@@ -280,7 +252,7 @@ std::vector<T> YeeSolver<T, KokkosLayout>::component_host(int c) const {
 }
 
 template <class T, class KokkosLayout>
-FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdKernelConfig& config) {
+FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan) {
   FdtdVerification v;
   const double eps = std::numeric_limits<T>::epsilon();
   // (1) The discrete cavity mode (1,1,0): exact eigenvector of the update, so after N steps E is
@@ -293,7 +265,7 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdKernelConfig&
   mode.source.reset();
   mode.cavity = CavityMode{{1, 1, 0}};
   v.mode_steps = 10;
-  YeeSolver<T, KokkosLayout> cavity(mode, config);
+  YeeSolver<T, KokkosLayout> cavity(mode, plan);  // the same cells: the same plan
   cavity.run(v.mode_steps);
   const auto shape = cavity_mode_shape(mode, *mode.cavity);
   const double phase = std::cos(shape.omega_discrete * v.mode_steps * mode.dt());
@@ -311,7 +283,7 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdKernelConfig&
   v.mode_tolerance = 20.0 * (v.mode_steps + 1) * eps;
   // (2) The run's own problem against the host reference, from the same initial state.
   v.reference_steps = 3;
-  YeeSolver<T, KokkosLayout> device(problem, config);
+  YeeSolver<T, KokkosLayout> device(problem, plan);
   fdtd_reference::HostYee<T> host(device);
   device.run(v.reference_steps);
   host.run(v.reference_steps);
@@ -330,6 +302,6 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdKernelConfig&
 
 #define KSTENCIL_INSTANTIATE_FDTD(T, L) \
   template class YeeSolver<T, L>;       \
-  template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdKernelConfig&);
+  template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdPlan&);
 
 }  // namespace kstencil

@@ -26,17 +26,17 @@ std::string point_text(const Real3& p) {
 }
 
 // The backend's default kernel configuration (variant "auto").
-FdtdKernelConfig default_fdtd_kernel(const ExecLimits& limits, Layout layout,
-                                     const Mapping& mapping) {
+FdtdKernelConfig default_fdtd_kernel(const ExecLimits& limits, Layout layout, IterOrder iterate) {
   FdtdKernelConfig config;
   config.variant = FdtdVariant::cell;
   config.layout = layout;
-  config.mapping = mapping;
+  config.iterate = iterate;
   if (limits.gpu) {
     // H100, 256^3 cells, double (docs/PERFORMANCE.md, FDTD): 128 work items along the contiguous
     // axis with launch bounds 256 reach 0.87 of the same-run copy in both layouts; 256 x 1 is
     // 0.88/0.85, 128 x 2 0.87/0.85, Kokkos' default tile 0.64/0.67, the column variant 0.52/0.57.
-    config.tile = to_axis_order(mapping, std::array<std::int64_t, 3>{128, 1, 1});
+    config.tile = {1, 1, 1};
+    config.tile[resolve_mapping(layout, iterate, limits.gpu).axis_of_policy_dim(0)] = 128;
     config.launch_bounds = 256;
   }
   return config;
@@ -122,18 +122,18 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   const KernelTraits traits = kernel_traits_from_deck(deck);
   s.requested_variant = deck.string("kernel", "variant");
   s.requested_iterate = traits.iterate;
-  const Mapping mapping = resolve_mapping(traits.layout, traits.iterate, limits.gpu);
+  FdtdKernelConfig kernel;
   if (s.requested_variant == "auto") {
-    s.kernel = default_fdtd_kernel(limits, traits.layout, mapping);
+    kernel = default_fdtd_kernel(limits, traits.layout, traits.iterate);
   } else {
-    s.kernel.variant = parse_fdtd_variant(s.requested_variant);
-    s.kernel.layout = traits.layout;
-    s.kernel.mapping = mapping;
-    s.kernel.tile = traits.tile;
-    s.kernel.launch_bounds = *traits.launch_bounds;
+    kernel.variant = parse_fdtd_variant(s.requested_variant);
+    kernel.layout = traits.layout;
+    kernel.iterate = traits.iterate;
+    kernel.tile = traits.tile;
+    kernel.launch_bounds = *traits.launch_bounds;
   }
-  if (auto why = YeeSolver<double, Kokkos::LayoutRight>::config_problem(p, s.kernel, limits))
-    throw tile_error(deck, limits, *why);
+  s.plan = plan_fdtd(kernel, p, limits);
+  if (s.plan.problem) throw tile_error(deck, limits, *s.plan.problem);
   return s;
 }
 
@@ -316,21 +316,20 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   const FdtdProblem& p = s.problem;
 
   Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
-  const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(p, s.kernel);
+  const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(p, s.plan);
   Kokkos::Profiling::popRegion();
 
-  const std::string variant = to_string(s.kernel.variant);
+  const FdtdKernelConfig& kernel = s.plan.config;
+  const std::string variant = to_string(kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
-  const std::string mapping = s.kernel.variant != FdtdVariant::column ? s.kernel.mapping.describe()
-                              : s.kernel.layout == Layout::right ? "policy (k,j), columns along x"
-                                                                 : "policy (i,j), columns along z";
-  YeeSolver<T, KokkosLayout> solver(p, s.kernel);
+  const std::string mapping = s.plan.describe();
+  YeeSolver<T, KokkosLayout> solver(p, s.plan);
   std::optional<OutputSeries> series;
   if (write_fields)
     series.emplace(folder.dir, folder.name,
                    Attributes{{"kernel", std::string("fdtd")},
                               {"variant", variant},
-                              {"layout", to_string(s.kernel.layout)},
+                              {"layout", to_string(kernel.layout)},
                               {"mapping", mapping},
                               {"precision", precision},
                               {"media", to_string(p.media.mode)},
@@ -347,11 +346,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
 
   report.fact("variant", variant)
       .fact("variant_requested", s.requested_variant)
-      .fact("layout", to_string(s.kernel.layout))
+      .fact("layout", to_string(kernel.layout))
       .fact("iterate", to_string(s.requested_iterate))
       .fact("mapping", mapping)
-      .fact("tile", s.kernel.tile)
-      .fact("launch_bounds", s.kernel.launch_bounds)
+      .fact("tile", kernel.tile)
+      .fact("launch_bounds", kernel.launch_bounds)
       .fact("precision", precision)
       .fact("media", to_string(p.media.mode))
       .fact("cells", p.cells)
@@ -367,10 +366,10 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
       .line("time", std::to_string(s.steps) + " steps of dt = " + fmt("%.6g", p.dt()) +
                         " (Courant " + fmt("%g", p.courant) + ")")
       .line("kernel", variant + (s.requested_variant == "auto" ? " (auto)" : "") + ", layout " +
-                          to_string(s.kernel.layout) + ", " + mapping + ", tile " +
-                          format_triple(s.kernel.tile) + " (x y z), launch bounds " +
-                          (s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds)
-                                                  : std::string("none")));
+                          to_string(kernel.layout) + ", " + mapping + ", tile " +
+                          format_triple(kernel.tile) + " (x y z), launch bounds " +
+                          (kernel.launch_bounds ? std::to_string(kernel.launch_bounds)
+                                                : std::string("none")));
   report_performance<T>(report, p, h);
   report_energy(report, h.energy, p.source.has_value());
   report.verification(verification.passed, to_json(verification))
@@ -401,7 +400,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
 int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
   require_one_rank(comm, "FDTD");
   const FdtdSetup setup = fdtd_setup_from_deck(deck, default_exec_limits());
-  return run_with_types(setup.single_precision, setup.kernel.layout,
+  return run_with_types(setup.single_precision, setup.plan.config.layout,
                         [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }
 

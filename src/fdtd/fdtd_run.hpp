@@ -13,7 +13,7 @@ namespace kstencil {
 
 struct FdtdSetup {
   FdtdProblem problem;
-  FdtdKernelConfig kernel;
+  FdtdPlan plan;  // of the update kernels, computed once here
   bool single_precision = false;
   std::int64_t steps = 0;
   std::string requested_variant;

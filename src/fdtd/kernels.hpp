@@ -110,55 +110,33 @@ struct ColumnEnergyLoop {
   }
 };
 
-// The launch of one update over the cells: policy bounds and tile in policy order.
-struct FdtdLaunch {
-  Index3 lower{0, 0, 0}, upper{0, 0, 0};
-  std::array<std::int64_t, 3> tile{0, 0, 0};
-  int column_length = 0;  // column variant
-};
-
-inline FdtdLaunch plan_fdtd_launch(const FdtdProblem& problem, const FdtdKernelConfig& config) {
-  FdtdLaunch launch;
-  const Index3& n = problem.cells;
-  if (config.variant == FdtdVariant::column) {
-    const int contiguous = config.layout == Layout::right ? 2 : 0;
-    launch.upper = {n[contiguous], n[1], 1};
-    launch.tile = {config.tile[contiguous], config.tile[1], 1};
-    launch.column_length = static_cast<int>(n[2 - contiguous]);
-  } else {
-    launch.upper = to_policy_order(config.mapping, n);
-    launch.tile = to_policy_order(config.mapping, config.tile);
-  }
-  return launch;
-}
-
-// Runs the update over the cells with the configured variant, mapping, tile and launch bound;
+// Runs the update over the cells as `plan` says (variant, mapping, bounds, tile, launch bound);
 // Energy: as a reduction, returning the sum of update.energy().
 template <bool Energy, class Update>
-double launch_update(const char* label, const FdtdKernelConfig& config, const FdtdLaunch& launch,
-                     const Update& update) {
+double launch_update(const char* label, const FdtdPlan& plan, const Update& update) {
+  const FdtdLaunch& l = plan.launch;
   double sum = 0;
-  if (config.variant == FdtdVariant::column) {
+  if (plan.config.variant == FdtdVariant::column) {
     // Columns along x for LayoutRight, along z for LayoutLeft: the contiguous axis is in the
     // policy.
     constexpr bool X =
         std::is_same<typename decltype(update.v.ex)::array_layout, Kokkos::LayoutRight>::value;
-    dispatch_launch_bound(config.launch_bounds, [&](auto bound) {
-      const auto policy = make_policy<Kokkos::Iterate::Left, decltype(bound)::value>(
-          launch.lower, launch.upper, launch.tile);
+    dispatch_launch_bound(plan.config.launch_bounds, [&](auto bound) {
+      const auto policy =
+          planned_policy<Kokkos::Iterate::Left, decltype(bound)::value>(l.lower, l.upper, l.tile);
       if constexpr (Energy)
-        Kokkos::parallel_reduce(label, policy,
-                                ColumnEnergyLoop<Update, X>{update, launch.column_length}, sum);
+        Kokkos::parallel_reduce(label, policy, ColumnEnergyLoop<Update, X>{update, l.column_length},
+                                sum);
       else
-        Kokkos::parallel_for(label, policy, ColumnLoop<Update, X>{update, launch.column_length});
+        Kokkos::parallel_for(label, policy, ColumnLoop<Update, X>{update, l.column_length});
     });
     return sum;
   }
   dispatch_traits(
-      config.mapping, config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+      plan.mapping, plan.config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
         constexpr bool Reversed = decltype(reversed)::value;
-        const auto policy = make_policy<decltype(iterate)::value, decltype(bound)::value>(
-            launch.lower, launch.upper, launch.tile);
+        const auto policy = planned_policy<decltype(iterate)::value, decltype(bound)::value>(
+            l.lower, l.upper, l.tile);
         if constexpr (Energy)
           Kokkos::parallel_reduce(label, policy, CellEnergyLoop<Update, Reversed>{update}, sum);
         else

@@ -29,9 +29,10 @@ enum class NormStrategy {
 NormStrategy parse_norm_strategy(const std::string& word);
 std::string to_string(NormStrategy strategy);
 
+// What a deck (or the backend's default) asks of the update kernel, in the deck's units.
 struct JacobiKernelConfig {
-  Layout layout = Layout::right;  // of the fields (set from the View type when launched)
-  Mapping mapping;
+  Layout layout = Layout::right;  // of the fields
+  IterOrder iterate = IterOrder::automatic;
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;
   NormStrategy norm = NormStrategy::reduce;
@@ -48,16 +49,36 @@ struct JacobiStop {
 // definition); on the host Kokkos' tiles, except long x tiles for 1D grids (Kokkos' default host
 // tile cuts a 1D range into pieces of two points).
 JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
-                                         const Mapping& mapping, NormStrategy norm);
+                                         IterOrder iterate, NormStrategy norm);
+
+// The update kernel's plan, computed once from the configuration, the grid and the device limits:
+// validation (problem), launching (JacobiSolver) and the report (describe) read it.
+struct JacobiPlan {
+  JacobiKernelConfig config;
+  Mapping mapping;
+  Index3 points{0, 0, 0};  // of the grid it was made for
+  // The MDRange launch over the interior: bounds and tile in policy order, the tile with Kokkos'
+  // default entries filled in.
+  Index3 lower{0, 0, 0}, upper{0, 0, 0};
+  std::array<std::int64_t, 3> tile{1, 1, 1};
+  // reduce-range: the interior per axis x y z (local indices), walked as one flat range.
+  std::array<int, 3> box_lo{0, 0, 0}, box_extent{0, 0, 0};
+  std::int64_t box_size = 0;
+  std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
+
+  std::string describe() const { return mapping.describe(); }  // "policy (i,j,k), Iterate::Left"
+};
+
+JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
+                       const ExecLimits& limits);
 
 // Fields and iteration on the default execution space.
 template <class T, class KokkosLayout>
 class JacobiSolver {
  public:
-  JacobiSolver(const PoissonProblem& problem, const JacobiKernelConfig& config);
-  static std::optional<std::string> config_problem(const Grid& grid,
-                                                   const JacobiKernelConfig& config,
-                                                   const ExecLimits& limits);
+  // `plan`: made for the problem's grid and this layout, without a problem (else throws
+  // std::invalid_argument).
+  JacobiSolver(const PoissonProblem& problem, const JacobiPlan& plan);
   // One iteration old -> new (then the two swap); with `norm`, returns the error.
   std::optional<double> iterate(bool norm);
   // Iterates until the error is at most the tolerance or max_iterations are done, calling
@@ -67,11 +88,11 @@ class JacobiSolver {
   // The current iterate over the whole grid, x fastest (host memory).
   std::vector<T> solution_host() const;
   const Grid& grid() const { return grid_; }
-  const JacobiKernelConfig& config() const { return config_; }
+  const JacobiPlan& plan() const { return plan_; }
 
  private:
   Grid grid_;
-  JacobiKernelConfig config_;
+  JacobiPlan plan_;
   Field<T, KokkosLayout> old_, new_, rhs_;
   Kokkos::View<double> atomic_total_;  // the atomic strategy's global sum
   Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old

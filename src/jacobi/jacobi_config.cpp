@@ -1,6 +1,7 @@
-// The Jacobi kernel's norm strategies and per-backend default configuration.
+// The Jacobi kernel's norm strategies, per-backend default configuration and plan.
 #include <stdexcept>
 
+#include "core/policy.hpp"
 #include "jacobi/jacobi.hpp"
 
 namespace kstencil {
@@ -28,10 +29,10 @@ std::string to_string(NormStrategy strategy) {
 }
 
 JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
-                                         const Mapping& mapping, NormStrategy norm) {
+                                         IterOrder iterate, NormStrategy norm) {
   JacobiKernelConfig config;
   config.layout = layout;
-  config.mapping = mapping;
+  config.iterate = iterate;
   config.norm = norm;
   if (limits.gpu) {
     int contiguous = 0;
@@ -55,6 +56,37 @@ JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& g
     config.tile = {65536, 1, 1};
   }
   return config;
+}
+
+JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
+                       const ExecLimits& limits) {
+  JacobiPlan plan;
+  plan.config = config;
+  plan.points = grid.points;
+  // A 1D grid is contiguous along x in either layout: "auto" iterates it as layout left does.
+  const bool one_d = is_collapsed(grid, 1) && is_collapsed(grid, 2);
+  plan.mapping = resolve_mapping(
+      one_d && config.iterate == IterOrder::automatic ? Layout::left : config.layout,
+      config.iterate, limits.gpu);
+  const Box box = grid.to_local(interior_box(grid));
+  plan.lower = to_policy_order(plan.mapping, box.lo);
+  plan.upper = to_policy_order(plan.mapping, box.hi);
+  for (int d = 0; d < 3; ++d) {
+    plan.box_lo[d] = static_cast<int>(box.lo[d]);
+    plan.box_extent[d] = static_cast<int>(box.hi[d] - box.lo[d]);
+  }
+  plan.box_size = box.size();
+  const auto tile = to_policy_order(plan.mapping, config.tile);
+  dispatch_traits(plan.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
+    plan.tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(plan.lower,
+                                                                                plan.upper, tile);
+  });
+  std::array<std::int64_t, 3> extents;
+  for (int d = 0; d < 3; ++d) extents[d] = plan.upper[d] - plan.lower[d];
+  if (auto why = tile_problem(plan.tile, extents, limits, config.launch_bounds))
+    plan.problem = "policy tile " + format_triple(plan.tile) + " over extents " +
+                   format_triple(extents) + ": " + *why;
+  return plan;
 }
 
 }  // namespace kstencil

@@ -84,40 +84,14 @@ struct FlatReduceLoop {
   }
 };
 
-inline std::array<Index3, 2> policy_bounds(const Grid& grid, const Mapping& mapping) {
-  const Box box = grid.to_local(interior_box(grid));
-  return {to_policy_order(mapping, box.lo), to_policy_order(mapping, box.hi)};
-}
-
 }  // namespace jacobi_detail
 
 template <class T, class KokkosLayout>
-std::optional<std::string> JacobiSolver<T, KokkosLayout>::config_problem(
-    const Grid& grid, const JacobiKernelConfig& config, const ExecLimits& limits) {
-  const auto bounds = jacobi_detail::policy_bounds(grid, config.mapping);
-  const auto tile = to_policy_order(config.mapping, config.tile);
-  std::optional<std::string> result;
-  dispatch_traits(config.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
-    const auto merged =
-        resolved_tile<decltype(iterate)::value, decltype(bound)::value>(bounds[0], bounds[1], tile);
-    std::array<std::int64_t, 3> extents;
-    for (int d = 0; d < 3; ++d) extents[d] = bounds[1][d] - bounds[0][d];
-    if (auto why = tile_problem(merged, extents, limits, config.launch_bounds))
-      result = "policy tile " + format_triple(merged) + " over extents " + format_triple(extents) +
-               ": " + *why;
-  });
-  return result;
-}
-
-template <class T, class KokkosLayout>
-JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem,
-                                            const JacobiKernelConfig& config)
-    : grid_(problem.grid), config_(config) {
-  config_.layout = layout_of<KokkosLayout>();
-  static const ExecLimits limits = default_exec_limits();
-  if (auto why = config_problem(grid_, config_, limits))
-    throw std::invalid_argument("Jacobi kernel configuration not valid on " + limits.backend +
-                                ": " + *why);
+JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const JacobiPlan& plan)
+    : grid_(problem.grid), plan_(plan) {
+  if (plan_.problem) throw std::invalid_argument("Jacobi plan not valid: " + *plan_.problem);
+  if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.points != grid_.points)
+    throw std::invalid_argument("Jacobi plan made for other fields");
   const auto fields = make_poisson_fields<T, KokkosLayout>(problem);
   old_ = fields.u;
   rhs_ = fields.rhs;
@@ -125,7 +99,7 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem,
   new_ = allocate_field<T, KokkosLayout>("u_new", grid_);
   Kokkos::deep_copy(new_, old_);  // the boundary values, which no iteration writes
   atomic_total_ = Kokkos::View<double>("jacobi_norm");
-  if (config_.norm == NormStrategy::kokkos_kernels)
+  if (plan_.config.norm == NormStrategy::kokkos_kernels)
     difference_ = allocate_field<T, KokkosLayout>("u_new - u_old", grid_);
   const PoissonCoefficients coefficients = poisson_coefficients(grid_);
   cx_ = static_cast<T>(coefficients.c[0]);
@@ -147,36 +121,32 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
                                        !is_collapsed(grid_, 1),
                                        !is_collapsed(grid_, 2),
                                        has_rhs_};
-  const auto bounds = policy_bounds(grid_, config_.mapping);
-  const auto tile = to_policy_order(config_.mapping, config_.tile);
   double sum = 0;
-  if (norm && config_.norm == NormStrategy::reduce_range) {
-    const Box box = grid_.to_local(interior_box(grid_));
-    Kokkos::Array<int, 3> lo, extent;
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = static_cast<int>(box.lo[d]);
-      extent[d] = static_cast<int>(box.hi[d] - box.lo[d]);
-    }
+  if (norm && plan_.config.norm == NormStrategy::reduce_range) {
     const auto launch = [&](auto index) {
       using I = decltype(index);
       Kokkos::parallel_reduce("kstencil::jacobi::update_reduce_range",
-                              Kokkos::RangePolicy<Kokkos::IndexType<I>>(0, box.size()),
-                              FlatReduceLoop<T, KokkosLayout, I>{update, lo, extent}, sum);
+                              Kokkos::RangePolicy<Kokkos::IndexType<I>>(0, plan_.box_size),
+                              FlatReduceLoop<T, KokkosLayout, I>{
+                                  update,
+                                  {plan_.box_lo[0], plan_.box_lo[1], plan_.box_lo[2]},
+                                  {plan_.box_extent[0], plan_.box_extent[1], plan_.box_extent[2]}},
+                              sum);
     };
-    if (box.size() <= std::numeric_limits<std::uint32_t>::max())
+    if (plan_.box_size <= std::numeric_limits<std::uint32_t>::max())
       launch(std::uint32_t{});
     else
       launch(std::int64_t{});
   } else {
     dispatch_traits(
-        config_.mapping, config_.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+        plan_.mapping, plan_.config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
           constexpr bool R = decltype(reversed)::value;
-          const auto policy = make_policy<decltype(iterate)::value, decltype(bound)::value>(
-              bounds[0], bounds[1], tile);
-          if (!norm || config_.norm == NormStrategy::kokkos_kernels) {
+          const auto policy = planned_policy<decltype(iterate)::value, decltype(bound)::value>(
+              plan_.lower, plan_.upper, plan_.tile);
+          if (!norm || plan_.config.norm == NormStrategy::kokkos_kernels) {
             Kokkos::parallel_for("kstencil::jacobi::update", policy,
                                  PlainLoop<T, KokkosLayout, R>{update});
-          } else if (config_.norm == NormStrategy::reduce) {
+          } else if (plan_.config.norm == NormStrategy::reduce) {
             Kokkos::parallel_reduce("kstencil::jacobi::update_reduce", policy,
                                     ReduceLoop<T, KokkosLayout, R>{update}, sum);
           } else {                                  // atomic (reduce-range is launched above)
@@ -187,7 +157,7 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
           }
         });
   }
-  if (norm && config_.norm == NormStrategy::kokkos_kernels) {
+  if (norm && plan_.config.norm == NormStrategy::kokkos_kernels) {
     // Kokkos Kernels accumulates in the field's type: in float, float sums.
     KokkosBlas::update(T(1), flat(new_), T(-1), flat(old_), T(0), flat(difference_));
     const double length = KokkosBlas::nrm2(flat(difference_));

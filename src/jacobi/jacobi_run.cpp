@@ -27,23 +27,19 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   const KernelTraits traits = kernel_traits_from_deck(deck);
   s.requested_variant = deck.string("kernel", "variant");
   s.requested_iterate = traits.iterate;
-  // A 1D grid is contiguous along x in either layout: "auto" iterates it as layout left does.
-  const bool one_d = is_collapsed(grid, 1) && is_collapsed(grid, 2);
-  const Mapping mapping = resolve_mapping(
-      one_d && traits.iterate == IterOrder::automatic ? Layout::left : traits.layout,
-      traits.iterate, limits.gpu);
   const NormStrategy norm = parse_norm_strategy(deck.string("jacobi", "norm"));
+  JacobiKernelConfig kernel;
   if (s.requested_variant == "auto") {
-    s.kernel = default_jacobi_kernel(limits, grid, traits.layout, mapping, norm);
+    kernel = default_jacobi_kernel(limits, grid, traits.layout, traits.iterate, norm);
   } else {
-    s.kernel.layout = traits.layout;
-    s.kernel.mapping = mapping;
-    s.kernel.tile = traits.tile;
-    s.kernel.launch_bounds = *traits.launch_bounds;
-    s.kernel.norm = norm;
+    kernel.layout = traits.layout;
+    kernel.iterate = traits.iterate;
+    kernel.tile = traits.tile;
+    kernel.launch_bounds = *traits.launch_bounds;
+    kernel.norm = norm;
   }
-  if (auto why = JacobiSolver<double, Kokkos::LayoutRight>::config_problem(grid, s.kernel, limits))
-    throw tile_error(deck, limits, *why);
+  s.plan = plan_jacobi(kernel, grid, limits);
+  if (s.plan.problem) throw tile_error(deck, limits, *s.plan.problem);
   return s;
 }
 
@@ -55,7 +51,7 @@ JacobiVerification verify(const JacobiSetup& s) {
   // iterate bitwise; the error, a sum of N positive squares summed in another order, within the
   // worst-case bound of recursive summation, (N + 2) eps relative (+2: the difference and square).
   JacobiVerification v;
-  JacobiSolver<T, KokkosLayout> solver(s.problem, s.kernel);
+  JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan);
   std::vector<T> values = solver.solution_host(), next;
   std::vector<T> rhs;
   if (s.problem.rhs) {
@@ -69,7 +65,7 @@ JacobiVerification verify(const JacobiSetup& s) {
   }
   const double points = point_count(s.problem.grid);
   // Kokkos Kernels forms the difference and sums its squares in T: its bound uses T's epsilon.
-  const double epsilon = s.kernel.norm == NormStrategy::kokkos_kernels
+  const double epsilon = s.plan.config.norm == NormStrategy::kokkos_kernels
                              ? std::numeric_limits<T>::epsilon()
                              : std::numeric_limits<double>::epsilon();
   v.passed = true;
@@ -96,11 +92,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
 
   const JacobiVerification verification = verify<T, KokkosLayout>(s);
 
-  JacobiSolver<T, KokkosLayout> solver(s.problem, s.kernel);
+  JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan);
   const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm);
 
   // Time per iteration with and without the norm, on a fresh solver.
-  JacobiSolver<T, KokkosLayout> timed(s.problem, s.kernel);
+  JacobiSolver<T, KokkosLayout> timed(s.problem, s.plan);
   const Grid& g = s.problem.grid;
   const double points = point_count(g);
   const double bytes = 2 * points * sizeof(T);  // read the old iterate, write the new one
@@ -112,20 +108,21 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
   const CopyBandwidth& copy = rounds.copy;
   const double gbs = bytes / with_norm.median_s * 1e-9;
   const double norm_share = 1 - without_norm.median_s / with_norm.median_s;
-  const std::string norm = to_string(s.kernel.norm);
+  const JacobiKernelConfig& kernel = s.plan.config;
+  const std::string norm = to_string(kernel.norm);
   const std::string launch_bounds =
-      s.kernel.launch_bounds ? std::to_string(s.kernel.launch_bounds) : "none";
+      kernel.launch_bounds ? std::to_string(kernel.launch_bounds) : "none";
 
   report.fact("variant_requested", s.requested_variant)
-      .fact("layout", to_string(s.kernel.layout))
+      .fact("layout", to_string(kernel.layout))
       .fact("iterate", to_string(s.requested_iterate))
-      .fact("mapping", s.kernel.mapping.describe())
-      .fact("tile", s.kernel.tile)
-      .fact("launch_bounds", s.kernel.launch_bounds)
+      .fact("mapping", s.plan.describe())
+      .fact("tile", kernel.tile)
+      .fact("launch_bounds", kernel.launch_bounds)
       .fact("norm", norm)
       .fact("norm_every", s.stop.norm_every);
   report_solve(report, g, s.single_precision ? "float" : "double",
-               "layout " + to_string(s.kernel.layout) + ", tile " + format_triple(s.kernel.tile) +
+               "layout " + to_string(kernel.layout) + ", tile " + format_triple(kernel.tile) +
                    ", launch bounds " + launch_bounds,
                s.stop.tolerance, s.stop.max_iterations, solve);
   report.fact("time_per_iteration_s", with_norm.median_s)
@@ -161,7 +158,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                         u.data(),
                         s.single_precision,
                         &solve.result,
-                        {{"layout", to_string(s.kernel.layout)}, {"norm", norm}}},
+                        {{"layout", to_string(kernel.layout)}, {"norm", norm}}},
                        comm);
   return report.finish(folder, deck, comm);
 }
@@ -171,7 +168,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
 int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
   require_one_rank(comm, "Jacobi");
   const JacobiSetup setup = jacobi_setup_from_deck(deck, default_exec_limits());
-  return run_with_types(setup.single_precision, setup.kernel.layout,
+  return run_with_types(setup.single_precision, setup.plan.config.layout,
                         [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }
 

@@ -13,7 +13,7 @@ namespace kstencil {
 
 struct JacobiSetup {
   PoissonProblem problem;
-  JacobiKernelConfig kernel;
+  JacobiPlan plan;  // of the update kernel, computed once here
   JacobiStop stop;
   std::int64_t print_every = 10;
   int repeats = 20;

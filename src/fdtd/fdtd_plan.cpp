@@ -1,0 +1,45 @@
+// The FDTD update kernels' plan: the policy mapping, bounds and tile, checked against the device.
+#include "core/policy.hpp"
+#include "fdtd/fdtd.hpp"
+
+namespace kstencil {
+
+FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem,
+                   const ExecLimits& limits) {
+  FdtdPlan plan;
+  plan.config = config;
+  plan.cells = problem.cells;
+  const Index3& n = problem.cells;
+  FdtdLaunch& launch = plan.launch;
+  std::array<std::int64_t, 3> tile;
+  if (config.variant == FdtdVariant::column) {
+    // Policy (contiguous index, j, 0), Iterate::Left, as Mapping{} gives; the slowest axis is the
+    // loop in each work item.
+    const int contiguous = config.layout == Layout::right ? 2 : 0;
+    launch.upper = {n[contiguous], n[1], 1};
+    tile = {config.tile[contiguous], config.tile[1], 1};
+    launch.column_length = static_cast<int>(n[2 - contiguous]);
+  } else {
+    plan.mapping = resolve_mapping(config.layout, config.iterate, limits.gpu);
+    launch.upper = to_policy_order(plan.mapping, n);
+    tile = to_policy_order(plan.mapping, config.tile);
+  }
+  dispatch_traits(plan.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
+    launch.tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(
+        launch.lower, launch.upper, tile);
+  });
+  std::array<std::int64_t, 3> extents;
+  for (int d = 0; d < 3; ++d) extents[d] = launch.upper[d] - launch.lower[d];
+  if (auto why = tile_problem(launch.tile, extents, limits, config.launch_bounds))
+    plan.problem = "policy tile " + format_triple(launch.tile) + " over extents " +
+                   format_triple(extents) + ": " + *why;
+  return plan;
+}
+
+std::string FdtdPlan::describe() const {
+  if (config.variant == FdtdVariant::cell) return mapping.describe();
+  return config.layout == Layout::right ? "policy (k,j), columns along x"
+                                        : "policy (i,j), columns along z";
+}
+
+}  // namespace kstencil
