@@ -49,14 +49,6 @@ Policy3<Iter, LaunchBound> planned_policy(const Index3& lower, const Index3& upp
   return P(lo, hi, t);
 }
 
-// The policy over [lower, upper) (policy order) with `tile` (0 entries: Kokkos' defaults).
-template <Kokkos::Iterate Iter, unsigned LaunchBound>
-Policy3<Iter, LaunchBound> make_policy(const Index3& lower, const Index3& upper,
-                                       const std::array<std::int64_t, 3>& tile) {
-  return planned_policy<Iter, LaunchBound>(lower, upper,
-                                           resolved_tile<Iter, LaunchBound>(lower, upper, tile));
-}
-
 // Whether kernels run on the host (OpenMP, Serial) rather than on a GPU.
 inline constexpr bool kernels_on_host =
     std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value;

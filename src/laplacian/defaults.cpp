@@ -103,8 +103,13 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       const Blocks blocks = element_bytes == 8        ? Blocks{8, 1, 3}
                             : layout == Layout::right ? Blocks{4, 2, 3}
                                                       : Blocks{8, 1, 4};
-      p.m = request.m.value_or(blocks.m);
-      p.m_slow = request.m_slow.value_or(blocks.m_slow);
+      // An auto m or m_slow beside an explicit one takes the largest default that still fits.
+      const int asked_slow = request.m_slow.value_or(0);
+      p.m = request.m.value_or(asked_slow > 0
+                                   ? std::max(1, std::min(blocks.m, max_block_points / asked_slow))
+                                   : blocks.m);
+      p.m_slow =
+          request.m_slow.value_or(std::max(1, std::min(blocks.m_slow, max_block_points / p.m)));
       p.blocks_per_item = request.blocks_per_item.value_or(blocks.per_item);
       p.launch_bounds = request.launch_bounds.value_or(limits.gpu ? 128 : 0);
       // Parts keep the m_slow + 2 planes a work item reads within the last-level cache.

@@ -58,6 +58,10 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
       throw deck.error("kernel", s.plan.problem_key,
                        "not valid for kernel " + to_string(params.kernel) + ": " + *s.plan.problem,
                        "what docs/DECK_KEYS.md says for " + to_string(params.kernel));
+    if (params.kernel == LaplacianKernel::line && params.tile[s.plan.axes.contiguous] > 1)
+      throw deck.error("kernel", "tile", *s.plan.problem,
+                       "for line: the contiguous axis' entry 0 or 1, the others work items (0 = "
+                       "the default)");
     throw tile_error(deck, limits, *s.plan.problem, s.plan.policy_description());
   }
   return s;

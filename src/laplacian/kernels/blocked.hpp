@@ -151,8 +151,8 @@ void launch_blocked(const LaplacianPlan& plan, const StencilCoeffs<T>& a,
     if constexpr (Reversed && !x_is_slowest<KokkosLayout>()) {
       throw std::invalid_argument("reversed policy order with LayoutLeft");
     } else {
-      const auto policy =
-          make_policy<decltype(iterate)::value, decltype(bound)::value>(l.lower, l.upper, l.tile);
+      const auto policy = planned_policy<decltype(iterate)::value, decltype(bound)::value>(
+          l.lower, l.upper, l.tile);
       dispatch_points_per_item(p.m, [&](auto points) {
         dispatch_slow_points_per_item(p.m_slow, [&](auto slow_points) {
           constexpr int M = decltype(points)::value, MS = decltype(slow_points)::value;

@@ -35,7 +35,7 @@ void launch_mdrange(const LaplacianPlan& plan, const StencilCoeffs<T>& a,
           throw std::invalid_argument("reversed policy order with LayoutLeft");
         } else {
           Kokkos::parallel_for("kstencil::laplacian::mdrange",
-                               make_policy<decltype(iterate)::value, decltype(bound)::value>(
+                               planned_policy<decltype(iterate)::value, decltype(bound)::value>(
                                    l.lower, l.upper, l.tile),
                                PointStencil<T, KokkosLayout, Reversed>{u, f, a});
         }
