@@ -1,15 +1,29 @@
 # Thin wrapper: set-up, build, run, test. BACKEND = openmp (default) | serial | cuda | hip.
+# KOKKOS = empty (default: Kokkos 3.4.01 from Debian's trilinos source) | 4.6 (upstream release
+# tarballs kokkos-4.6.*.tar.gz and kokkos-kernels-4.6.*.tar.gz from KOKKOS_TARBALLS; presets
+# <backend>-kokkos4.6, prefix .deps/<backend>-kokkos4.6, build folder build/<backend>-kokkos4.6).
 BACKEND ?= openmp
+KOKKOS ?=
+KOKKOS_TARBALLS ?= ../shared/deps
 DECK ?= inputs/laplacian.toml
 JOBS ?= $(shell nproc)
-BUILD := build/$(BACKEND)
+PRESET := $(BACKEND)$(if $(KOKKOS),-kokkos$(KOKKOS))
+BUILD := build/$(PRESET)
+ifneq ($(KOKKOS),)
+KOKKOS_SOURCE ?= $(lastword $(sort $(wildcard $(KOKKOS_TARBALLS)/kokkos-$(KOKKOS).*tar.gz)))
+KOKKOSKERNELS_SOURCE ?= $(lastword $(sort $(wildcard $(KOKKOS_TARBALLS)/kokkos-kernels-$(KOKKOS).*tar.gz)))
+BOOTSTRAP := KOKKOS_SOURCE=$(KOKKOS_SOURCE) KOKKOSKERNELS_SOURCE=$(KOKKOSKERNELS_SOURCE) \
+  KOKKOS_VERSION=$(KOKKOS) bash scripts/bootstrap.sh
+else
+BOOTSTRAP := bash scripts/bootstrap.sh
+endif
 # Thread binding for the OpenMP back end (Kokkos warns without it); override as you like.
 export OMP_PROC_BIND ?= spread
 export OMP_PLACES ?= threads
 # Debian's interpreter, with matplotlib, for the plots in run folders.
 export KSTENCIL_PYTHON ?= /usr/bin/python3
 
-.PHONY: run test build deps test-deps bench format clean
+.PHONY: run test build deps test-deps kokkos-sources bench format clean
 
 # `make run` replaces its own earlier run folder (--overwrite); `kstencil run` alone refuses to.
 run: build
@@ -23,14 +37,23 @@ test: test-deps build
 
 # TARGET= builds one target (e.g. kstencil: the library and the driver, no tests).
 build: deps
-	cmake --preset $(BACKEND) >/dev/null
-	cmake --build --preset $(BACKEND) -j $(JOBS) $(if $(TARGET),--target $(TARGET))
+	cmake --preset $(PRESET) >/dev/null
+	cmake --build --preset $(PRESET) -j $(JOBS) $(if $(TARGET),--target $(TARGET))
 
-deps:
-	bash scripts/bootstrap.sh $(BACKEND)
+deps: kokkos-sources
+	$(BOOTSTRAP) $(BACKEND)
 
-test-deps:
-	bash scripts/bootstrap.sh $(BACKEND) --test
+test-deps: kokkos-sources
+	$(BOOTSTRAP) $(BACKEND) --test
+
+kokkos-sources:
+ifneq ($(KOKKOS),)
+	@test -n "$(KOKKOS_SOURCE)" -a -n "$(KOKKOSKERNELS_SOURCE)" || \
+	  { echo "make: KOKKOS=$(KOKKOS) needs kokkos-$(KOKKOS).*tar.gz and kokkos-kernels-$(KOKKOS).*tar.gz in" \
+	    "KOKKOS_TARBALLS=$(KOKKOS_TARBALLS) (or KOKKOS_SOURCE= and KOKKOSKERNELS_SOURCE=)" >&2; exit 2; }
+	@grep -q '"name": "$(BACKEND)-kokkos$(KOKKOS)"' CMakePresets.json || \
+	  { echo "make: no preset $(BACKEND)-kokkos$(KOKKOS) in CMakePresets.json" >&2; exit 2; }
+endif
 
 format:
 	clang-format -i $$(git ls-files '*.cpp' '*.hpp')

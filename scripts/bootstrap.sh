@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Installs what kstencil needs on Debian 12 (bookworm) and builds Kokkos + Kokkos Kernels 3.4.01 from
-# Debian's trilinos source package into .deps/<backend>/. Idempotent: a second call installs and
-# rebuilds nothing.
+# Installs what kstencil needs on Debian 12 (bookworm) and builds Kokkos + Kokkos Kernels into
+# .deps/. Idempotent: a second call installs and rebuilds nothing.
 #
 #   scripts/bootstrap.sh <openmp|serial|cuda|hip> [--test]
 #
 # --test also installs what the test suite needs (ParaView, Xvfb, h5py).
+#
+# By default Kokkos + Kokkos Kernels 3.4.01 come from Debian's trilinos source package and go to
+# .deps/<backend>/. With KOKKOS_SOURCE and KOKKOSKERNELS_SOURCE set to upstream release tarballs
+# (e.g. kokkos-4.6.01.tar.gz and kokkos-kernels-4.6.01.tar.gz) they are built from those instead, into
+# .deps/<backend>-kokkos<major>.<minor>/ (e.g. .deps/openmp-kokkos4.6), which the presets of that name
+# use (`make test KOKKOS=4.6`). The tarballs' sha256 is part of the build's stamp. KOKKOS_VERSION
+# (optional, e.g. 4.6 or 4.6.01) makes it fail unless the tarball holds that version.
 set -euo pipefail
 
 backend=${1:-openmp}
@@ -22,6 +28,21 @@ openmp | serial | cuda | hip) ;;
   exit 2
   ;;
 esac
+
+# Upstream tarballs instead of Debian's 3.4.01 (both or neither).
+kokkos_tarball=${KOKKOS_SOURCE:-}
+kk_tarball=${KOKKOSKERNELS_SOURCE:-}
+if [[ -n "$kokkos_tarball" || -n "$kk_tarball" ]]; then
+  for tarball in "$kokkos_tarball" "$kk_tarball"; do
+    if [[ -z "$tarball" || ! -f "$tarball" ]]; then
+      echo "bootstrap: KOKKOS_SOURCE and KOKKOSKERNELS_SOURCE must both name source tarballs" \
+        "(got '$kokkos_tarball' and '$kk_tarball')" >&2
+      exit 2
+    fi
+  done
+  kokkos_tarball=$(realpath "$kokkos_tarball")
+  kk_tarball=$(realpath "$kk_tarball")
+fi
 
 sudo_cmd=()
 [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
@@ -96,28 +117,85 @@ if ! catch2_ok; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q -t bookworm-backports catch2
 fi
 
-# Kokkos + Kokkos Kernels 3.4.01 from the trilinos source package.
 src="$deps/src"
-kokkos_src="$src/kokkos"
-kk_src="$src/kokkos-kernels"
-if [[ ! -f "$kokkos_src/CMakeLists.txt" || ! -f "$kk_src/CMakeLists.txt" ]]; then
-  mkdir -p "$src"
-  orig=$(ls "$src"/trilinos_*.orig.tar.* 2>/dev/null | head -n 1 || true)
-  if [[ -z "$orig" ]]; then
-    enable_sources
-    [[ $apt_updated -eq 0 ]] && "${sudo_cmd[@]}" apt-get update -q && apt_updated=1
-    (cd "$src" && apt-get source --download-only "trilinos=$trilinos_version")
-    orig=$(ls "$src"/trilinos_*.orig.tar.* | head -n 1)
+# Unpacks a release tarball (one top-level folder) into src/<name>, again only when its sha256 changed.
+unpack() {
+  local tarball=$1 sum=$2 name
+  name=$(basename "$tarball")
+  name=${name%.tgz}
+  name=${name%.tar*}
+  local dest="$src/$name"
+  if [[ ! -f "$dest/CMakeLists.txt" || "$(cat "$dest/.kstencil-sha256" 2>/dev/null)" != "$sum" ]]; then
+    rm -rf "$dest"
+    mkdir -p "$dest"
+    tar xf "$tarball" -C "$dest" --strip-components=1
+    if [[ ! -f "$dest/CMakeLists.txt" ]]; then
+      echo "bootstrap: $tarball holds no CMake project in its top-level folder" >&2
+      exit 2
+    fi
+    echo "$sum" >"$dest/.kstencil-sha256"
   fi
-  tmp=$(mktemp -d "$src/extract.XXXX")
-  tar xf "$orig" -C "$tmp" --wildcards '*/packages/kokkos/*' '*/packages/kokkos-kernels/*'
-  rm -rf "$kokkos_src" "$kk_src"
-  mv "$tmp"/*/packages/kokkos "$kokkos_src"
-  mv "$tmp"/*/packages/kokkos-kernels "$kk_src"
-  rm -rf "$tmp"
+  echo "$dest"
+}
+
+if [[ -n "$kokkos_tarball" ]]; then
+  kokkos_sum=$(sha256sum "$kokkos_tarball" | cut -d' ' -f1)
+  kk_sum=$(sha256sum "$kk_tarball" | cut -d' ' -f1)
+  kokkos_src=$(unpack "$kokkos_tarball" "$kokkos_sum")
+  kk_src=$(unpack "$kk_tarball" "$kk_sum")
+else
+  # Kokkos + Kokkos Kernels 3.4.01 from the trilinos source package.
+  kokkos_src="$src/kokkos"
+  kk_src="$src/kokkos-kernels"
+  if [[ ! -f "$kokkos_src/CMakeLists.txt" || ! -f "$kk_src/CMakeLists.txt" ]]; then
+    mkdir -p "$src"
+    orig=$(ls "$src"/trilinos_*.orig.tar.* 2>/dev/null | head -n 1 || true)
+    if [[ -z "$orig" ]]; then
+      enable_sources
+      [[ $apt_updated -eq 0 ]] && "${sudo_cmd[@]}" apt-get update -q && apt_updated=1
+      (cd "$src" && apt-get source --download-only "trilinos=$trilinos_version")
+      orig=$(ls "$src"/trilinos_*.orig.tar.* | head -n 1)
+    fi
+    tmp=$(mktemp -d "$src/extract.XXXX")
+    tar xf "$orig" -C "$tmp" --wildcards '*/packages/kokkos/*' '*/packages/kokkos-kernels/*'
+    rm -rf "$kokkos_src" "$kk_src"
+    mv "$tmp"/*/packages/kokkos "$kokkos_src"
+    mv "$tmp"/*/packages/kokkos-kernels "$kk_src"
+    rm -rf "$tmp"
+  fi
 fi
 
-prefix="$deps/$backend"
+# The version, from the sources' own CMakeLists.txt.
+version_part() {
+  sed -n "s/^ *[sS][eE][tT] *( *$1_VERSION_$2 \+\([0-9]\+\) *).*/\1/p" "$3/CMakeLists.txt" | head -n 1
+}
+major=$(version_part Kokkos MAJOR "$kokkos_src")
+minor=$(version_part Kokkos MINOR "$kokkos_src")
+patch=$(version_part Kokkos PATCH "$kokkos_src")
+kk_major=$(version_part KokkosKernels MAJOR "$kk_src")
+kk_minor=$(version_part KokkosKernels MINOR "$kk_src")
+if [[ -z "$major" || -z "$minor" || -z "$kk_major" || -z "$kk_minor" ]]; then
+  echo "bootstrap: cannot read the versions of $kokkos_src and $kk_src" >&2
+  exit 2
+fi
+version=$(printf '%d.%d.%02d' "$major" "$minor" "$((10#${patch:-0}))")
+if [[ -n "${KOKKOS_VERSION:-}" && "$KOKKOS_VERSION" != "$major.$minor" &&
+  "$KOKKOS_VERSION" != "$version" ]]; then
+  echo "bootstrap: KOKKOS_VERSION=$KOKKOS_VERSION but $kokkos_src is Kokkos $version" >&2
+  exit 2
+fi
+if [[ "$major.$minor" != "$kk_major.$kk_minor" ]]; then
+  echo "bootstrap: Kokkos $major.$minor and Kokkos Kernels $kk_major.$kk_minor differ; Kokkos Kernels" \
+    "needs the Kokkos of its own version" >&2
+  exit 2
+fi
+
+if [[ -n "$kokkos_tarball" ]]; then
+  name="$backend-kokkos$major.$minor"
+else
+  name="$backend"
+fi
+prefix="$deps/$name"
 jobs=$(nproc)
 kokkos_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ENABLE_SERIAL=ON
   -DKokkos_ENABLE_TESTS=OFF -DCMAKE_CXX_STANDARD=17)
@@ -126,18 +204,29 @@ case "$backend" in
 openmp) kokkos_flags+=(-DKokkos_ENABLE_OPENMP=ON) ;;
 serial) ;;
 cuda)
-  # Kokkos 3.4 knows no Hopper arch: compile for sm_80 through Kokkos and add sm_90 code through
-  # NVCC_APPEND_FLAGS (nvcc_wrapper rejects a second -arch). The CMake preset sets the same.
+  # Debian's nvcc 11.8 (in /usr/bin, before /usr/local/cuda's 13.0) with g++-11 as host compiler.
   export NVCC_WRAPPER_DEFAULT_COMPILER=g++-11
-  export NVCC_APPEND_FLAGS="-gencode=arch=compute_90,code=sm_90"
   export PATH="/usr/bin:$PATH"
   compiler=(-DCMAKE_CXX_COMPILER="$kokkos_src/bin/nvcc_wrapper")
-  kokkos_flags+=(-DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_CUDA=ON -DKokkos_ENABLE_CUDA_LAMBDA=ON
-    -DKokkos_ARCH_AMPERE80=ON)
+  kokkos_flags+=(-DKokkos_ENABLE_OPENMP=ON -DKokkos_ENABLE_CUDA=ON)
+  if [[ $major -ge 4 ]]; then
+    # Kokkos 4 knows Hopper (and device lambdas are always on).
+    kokkos_flags+=(-DKokkos_ARCH_HOPPER90=ON)
+  else
+    # Kokkos 3.4 knows no Hopper arch: compile for sm_80 through Kokkos and add sm_90 code through
+    # NVCC_APPEND_FLAGS (nvcc_wrapper rejects a second -arch); the cuda preset's KSTENCIL_CUDA_ARCH
+    # compiles kstencil's own kernels for sm_90.
+    export NVCC_APPEND_FLAGS="-gencode=arch=compute_90,code=sm_90"
+    kokkos_flags+=(-DKokkos_ENABLE_CUDA_LAMBDA=ON -DKokkos_ARCH_AMPERE80=ON)
+  fi
   ;;
 hip)
   compiler=(-DCMAKE_CXX_COMPILER=hipcc)
-  kokkos_flags+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_VEGA908=ON)
+  if [[ $major -ge 4 ]]; then
+    kokkos_flags+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_AMD_GFX908=ON)
+  else
+    kokkos_flags+=(-DKokkos_ENABLE_HIP=ON -DKokkos_ARCH_VEGA908=ON)  # 3.4 knows VEGA900/906/908 only
+  fi
   ;;
 esac
 
@@ -154,20 +243,41 @@ kk_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_R
   # Kokkos Kernels' own kernels, not cuBLAS/cuSPARSE: those libraries are hundreds of MB, and a GPU
   # build carried to a machine with another CUDA major would not find them.
   -DKokkosKernels_ENABLE_TPL_CUBLAS=OFF -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF)
+if [[ $major -ge 4 ]]; then
+  # Kokkos Kernels 4: the same, in its option names. It adds cuSOLVER (on by default with CUDA, like
+  # cuBLAS and cuSPARSE), keeps CudaSpace/HIPSpace instantiation on unless told, and drops supernodal
+  # SpTRSV (LayoutLeft ETI only) with a warning unless told.
+  kk_flags+=(-DKokkosKernels_INST_MEMSPACE_HOSTSPACE=OFF -DKokkosKernels_ENABLE_SUPERNODAL_SPTRSV=OFF)
+  case "$backend" in
+  cuda) kk_flags+=(-DKokkosKernels_INST_MEMSPACE_CUDASPACE=OFF -DKokkosKernels_ENABLE_TPL_CUSOLVER=OFF) ;;
+  hip) kk_flags+=(-DKokkosKernels_INST_EXECSPACE_HIP=OFF -DKokkosKernels_INST_MEMSPACE_HIPSPACE=OFF) ;;
+  esac
+fi
 
-# The stamp records the configuration it was built with: a changed one rebuilds.
+# The stamp records the configuration it was built with (and the tarballs' sha256): a changed one
+# rebuilds.
 stamp="$prefix/.kstencil-bootstrap-done"
 configuration=$(printf '%s\n' "$backend" "${compiler[@]}" "${kokkos_flags[@]}" "${kk_flags[@]}")
+if [[ -n "$kokkos_tarball" ]]; then
+  configuration+=$(printf '\n%s' "kokkos sha256 $kokkos_sum" "kokkos-kernels sha256 $kk_sum")
+fi
 [[ -f "$stamp" && "$(cat "$stamp")" == "$configuration" ]] && exit 0
-build="$deps/build-$backend"
-rm -rf "$build"
-cmake -S "$kokkos_src" -B "$build/kokkos" "${compiler[@]}" "${kokkos_flags[@]}" >"$deps/kokkos-$backend.log"
-cmake --build "$build/kokkos" -j "$jobs" >>"$deps/kokkos-$backend.log"
-cmake --install "$build/kokkos" >>"$deps/kokkos-$backend.log"
-
-cmake -S "$kk_src" -B "$build/kk" "${compiler[@]}" "${kk_flags[@]}" >"$deps/kokkos-kernels-$backend.log"
-cmake --build "$build/kk" -j "$jobs" >>"$deps/kokkos-kernels-$backend.log"
-cmake --install "$build/kk" >>"$deps/kokkos-kernels-$backend.log"
+build="$deps/build-$name"
+log="$deps/kokkos-$name.log"
+kk_log="$deps/kokkos-kernels-$name.log"
+rm -rf "$build" "$prefix"
+echo "bootstrap: building Kokkos $version ($backend) into $prefix (log: $log)"
+t0=$(date +%s)
+cmake -S "$kokkos_src" -B "$build/kokkos" "${compiler[@]}" "${kokkos_flags[@]}" >"$log"
+cmake --build "$build/kokkos" -j "$jobs" >>"$log"
+cmake --install "$build/kokkos" >>"$log"
+t1=$(date +%s)
+echo "bootstrap: Kokkos $version built in $((t1 - t0)) s; Kokkos Kernels next (log: $kk_log)"
+cmake -S "$kk_src" -B "$build/kk" "${compiler[@]}" "${kk_flags[@]}" >"$kk_log"
+cmake --build "$build/kk" -j "$jobs" >>"$kk_log"
+cmake --install "$build/kk" >>"$kk_log"
+t2=$(date +%s)
 rm -rf "$build"
 echo "$configuration" >"$stamp"
-echo "bootstrap: Kokkos + Kokkos Kernels 3.4.01 ($backend) installed in $prefix"
+echo "bootstrap: Kokkos Kernels built in $((t2 - t1)) s"
+echo "bootstrap: Kokkos + Kokkos Kernels $version ($backend) installed in $prefix"
