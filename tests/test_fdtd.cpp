@@ -9,6 +9,7 @@
 
 #include "fdtd/fdtd.hpp"
 #include "fdtd/reference.hpp"
+#include "limits.hpp"
 
 using namespace kstencil;
 
@@ -283,12 +284,7 @@ TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile 
   CHECK(column.launch.tile == std::array<std::int64_t, 3>{5, 3, 1});
   CHECK(column.launch.column_length == 20);
   // An H100's limits: 32 x 8 x 8 = 2048 threads per block.
-  ExecLimits gpu;
-  gpu.backend = "Cuda";
-  gpu.gpu = true;
-  gpu.max_threads_per_block = 1024;
-  gpu.max_block_dims = {1024, 1024, 64};
-  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  const ExecLimits gpu = h100_limits();
   c.variant = FdtdVariant::cell;
   c.tile = {32, 8, 8};
   const FdtdPlan big = plan_fdtd(c, p, gpu);

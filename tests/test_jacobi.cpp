@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "jacobi/jacobi.hpp"
+#include "limits.hpp"
 
 using namespace kstencil;
 
@@ -271,12 +272,7 @@ TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile 
   CHECK(plan_jacobi(line, g1, host_limits()).describe() == "policy (i,j,k), Iterate::Left");
   CHECK(plan_jacobi(line, g, host_limits()).describe() == "policy (i,j,k), Iterate::Right");
   // An H100's limits: 32 x 8 x 8 = 2048 threads per block.
-  ExecLimits gpu;
-  gpu.backend = "Cuda";
-  gpu.gpu = true;
-  gpu.max_threads_per_block = 1024;
-  gpu.max_block_dims = {1024, 1024, 64};
-  gpu.max_grid_dims = {2147483647, 65535, 65535};
+  const ExecLimits gpu = h100_limits();
   c.tile = {32, 8, 8};
   const JacobiPlan big = plan_jacobi(c, g, gpu);
   REQUIRE(big.problem);

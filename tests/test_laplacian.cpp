@@ -16,6 +16,7 @@
 #include "laplacian/laplacian.hpp"
 #include "laplacian/laplacian_deck.hpp"
 #include "laplacian/laplacian_run.hpp"
+#include "limits.hpp"
 
 using namespace kstencil;
 using Catch::Matchers::ContainsSubstring;
@@ -139,18 +140,6 @@ void check_exact_quadratic(const Real3& spacing) {
       INFO(describe<L>(config));
       REQUIRE(wrong == 0);
     }
-}
-
-// An H100's limits as Kokkos reports them, for checks that do not need the device.
-ExecLimits h100_limits() {
-  ExecLimits gpu;
-  gpu.backend = "Cuda";
-  gpu.gpu = true;
-  gpu.max_threads_per_block = 1024;
-  gpu.max_block_dims = {1024, 1024, 64};
-  gpu.max_grid_dims = {2147483647, 65535, 65535};
-  gpu.llc_bytes = 50 << 20;
-  return gpu;
 }
 
 // The backend's default parameters (a request that leaves every choice open) and their plan.

@@ -1,5 +1,5 @@
 // The FDTD update kernels' plan: the policy mapping, bounds and tile, checked against the device.
-#include "core/policy.hpp"
+#include "core/planned_tile.hpp"
 #include "fdtd/fdtd.hpp"
 
 namespace kstencil {
@@ -24,15 +24,10 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem,
     launch.upper = to_policy_order(plan.mapping, n);
     tile = to_policy_order(plan.mapping, config.tile);
   }
-  dispatch_traits(plan.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
-    launch.tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(
-        launch.lower, launch.upper, tile);
-  });
-  std::array<std::int64_t, 3> extents;
-  for (int d = 0; d < 3; ++d) extents[d] = launch.upper[d] - launch.lower[d];
-  if (auto why = tile_problem(launch.tile, extents, limits, config.launch_bounds))
-    plan.problem = "policy tile " + format_triple(launch.tile) + " over extents " +
-                   format_triple(extents) + ": " + *why;
+  const PlannedTile planned =
+      plan_tile(plan.mapping, config.launch_bounds, launch.lower, launch.upper, tile, limits);
+  launch.tile = planned.tile;
+  plan.problem = planned.problem;
   return plan;
 }
 

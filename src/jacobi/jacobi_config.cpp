@@ -1,7 +1,7 @@
 // The Jacobi kernel's norm strategies, per-backend default configuration and plan.
 #include <stdexcept>
 
-#include "core/policy.hpp"
+#include "core/planned_tile.hpp"
 #include "jacobi/jacobi.hpp"
 
 namespace kstencil {
@@ -77,15 +77,10 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
   }
   plan.box_size = box.size();
   const auto tile = to_policy_order(plan.mapping, config.tile);
-  dispatch_traits(plan.mapping, config.launch_bounds, [&](auto, auto iterate, auto bound) {
-    plan.tile = resolved_tile<decltype(iterate)::value, decltype(bound)::value>(plan.lower,
-                                                                                plan.upper, tile);
-  });
-  std::array<std::int64_t, 3> extents;
-  for (int d = 0; d < 3; ++d) extents[d] = plan.upper[d] - plan.lower[d];
-  if (auto why = tile_problem(plan.tile, extents, limits, config.launch_bounds))
-    plan.problem = "policy tile " + format_triple(plan.tile) + " over extents " +
-                   format_triple(extents) + ": " + *why;
+  const PlannedTile planned =
+      plan_tile(plan.mapping, config.launch_bounds, plan.lower, plan.upper, tile, limits);
+  plan.tile = planned.tile;
+  plan.problem = planned.problem;
   return plan;
 }
 

@@ -5,7 +5,7 @@
 #include <initializer_list>
 
 #include "arch/streams.hpp"
-#include "core/policy.hpp"
+#include "core/planned_tile.hpp"
 
 namespace kstencil {
 
@@ -120,22 +120,13 @@ using LinePolicy =
                           Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
                           Kokkos::IndexType<int>>;
 
-// The tile Kokkos runs `launch` with (policy order), 0 entries of `tile` (policy order) replaced
-// by Kokkos' defaults.
-std::array<std::int64_t, 3> resolved_tile(const LaplacianPlan& plan, const LaplacianLaunch& launch,
-                                          const std::array<std::int64_t, 3>& tile) {
-  if (launch.rank == 2) {
-    const LinePolicy defaults(
-        {0, 0}, {static_cast<int>(launch.upper[0]), static_cast<int>(launch.upper[1])});
-    return {tile[0] > 0 ? tile[0] : defaults.m_tile[0], tile[1] > 0 ? tile[1] : defaults.m_tile[1],
-            1};
-  }
-  std::array<std::int64_t, 3> resolved{};
-  dispatch_traits(plan.mapping, plan.params.launch_bounds, [&](auto, auto iterate, auto bound) {
-    resolved = kstencil::resolved_tile<decltype(iterate)::value, decltype(bound)::value>(
-        launch.lower, launch.upper, tile);
-  });
-  return resolved;
+// Line's tile (plane blocks, row blocks) as Kokkos runs it: 0 entries take Kokkos' defaults.
+std::array<std::int64_t, 3> resolved_line_tile(const LaplacianLaunch& launch,
+                                               const std::array<std::int64_t, 3>& tile) {
+  const LinePolicy defaults({0, 0},
+                            {static_cast<int>(launch.upper[0]), static_cast<int>(launch.upper[1])});
+  return {tile[0] > 0 ? tile[0] : defaults.m_tile[0], tile[1] > 0 ? tile[1] : defaults.m_tile[1],
+          1};
 }
 
 }  // namespace
@@ -179,15 +170,16 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
   launch.j_end = plan.box.hi[1];
   launch.c_begin = plan.box.lo[a.contiguous];
   launch.c_end = plan.box.hi[a.contiguous];
-  const auto tile = launch.rank == 2
-                        ? std::array<std::int64_t, 3>{params.tile[a.slow], params.tile[1], 1}
-                        : to_policy_order(plan.mapping, params.tile);
-  launch.tile = resolved_tile(plan, launch, tile);
-  std::array<std::int64_t, 3> extents;
-  for (int d = 0; d < 3; ++d) extents[d] = launch.upper[d] - launch.lower[d];
-  if (auto problem = tile_problem(launch.tile, extents, limits, params.launch_bounds))
-    plan.problem = "policy tile " + format_triple(launch.tile) + " over extents " +
-                   format_triple(extents) + ": " + *problem;
+  if (launch.rank == 2) {
+    launch.tile = resolved_line_tile(launch, {params.tile[a.slow], params.tile[1], 1});
+    plan.problem = launch_problem(launch.tile, launch.lower, launch.upper, limits, 0);
+  } else {
+    const PlannedTile planned =
+        plan_tile(plan.mapping, params.launch_bounds, launch.lower, launch.upper,
+                  to_policy_order(plan.mapping, params.tile), limits);
+    launch.tile = planned.tile;
+    plan.problem = planned.problem;
+  }
   plan.launch = launch;
   return plan;
 }
