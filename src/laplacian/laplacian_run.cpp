@@ -57,7 +57,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
     if (s.plan.problem_key != "tile")
       throw deck.error("kernel", s.plan.problem_key,
                        "not valid for kernel " + to_string(params.kernel) + ": " + *s.plan.problem,
-                       "what docs/DECK_KEYS.md says for " + to_string(params.kernel));
+                       s.plan.problem_allowed + " for " + to_string(params.kernel));
     if (params.kernel == LaplacianKernel::line && params.tile[s.plan.axes.contiguous] > 1)
       throw deck.error("kernel", "tile", *s.plan.problem,
                        "for line: the contiguous axis' entry 0 or 1, the others work items (0 = "

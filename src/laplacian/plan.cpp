@@ -39,7 +39,7 @@ std::optional<std::string> retired_laplacian_variant(const std::string& word) {
 namespace {
 
 struct Problem {
-  std::string key, text;
+  std::string key, text, allowed;
 };
 
 // What is wrong with the parameters themselves, and the deck key it concerns.
@@ -48,28 +48,34 @@ std::optional<Problem> parameter_problem(const LaplacianKernelParams& p) {
     return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
   };
   const std::string name = to_string(p.kernel);
-  if (!one_of(p.m, {1, 2, 4, 8, 16})) return Problem{"m", "m must be 1, 2, 4, 8 or 16"};
-  if (!one_of(p.m_slow, {1, 2, 4})) return Problem{"m_slow", "m_slow must be 1, 2 or 4"};
+  if (!one_of(p.m, {1, 2, 4, 8, 16}))
+    return Problem{"m", "m must be 1, 2, 4, 8 or 16", "1, 2, 4, 8, 16 or \"auto\""};
+  if (!one_of(p.m_slow, {1, 2, 4}))
+    return Problem{"m_slow", "m_slow must be 1, 2 or 4", "1, 2, 4 or \"auto\""};
   if (!one_of(p.launch_bounds, {0, 128, 256, 512, 1024}))
-    return Problem{"launch_bounds", "launch_bounds must be 0, 128, 256, 512 or 1024"};
-  if (p.blocks_per_item < 1) return Problem{"blocks_per_item", "must be at least 1"};
-  if (p.parts < 1) return Problem{"parts", "must be at least 1"};
+    return Problem{"launch_bounds", "launch_bounds must be 0, 128, 256, 512 or 1024",
+                   "0, 128, 256, 512, 1024 or \"auto\""};
+  if (p.blocks_per_item < 1)
+    return Problem{"blocks_per_item", "must be at least 1", "integer >= 1 or \"auto\""};
+  if (p.parts < 1) return Problem{"parts", "must be at least 1", "integer >= 1 or \"auto\""};
   if (p.kernel == LaplacianKernel::mdrange && p.m != 1)
-    return Problem{"m", "mdrange updates one point per work item: m must be 1 or auto"};
+    return Problem{"m", "mdrange updates one point per work item", "1 or \"auto\""};
   if (p.kernel == LaplacianKernel::mdrange && p.m_slow != 1)
-    return Problem{"m_slow", "mdrange updates one point per work item: m_slow must be 1 or auto"};
+    return Problem{"m_slow", "mdrange updates one point per work item", "1 or \"auto\""};
   if (p.kernel != LaplacianKernel::blocked && p.blocks_per_item != 1)
-    return Problem{"blocks_per_item", name + " has no register blocks: 1 or auto (blocked has)"};
+    return Problem{"blocks_per_item", name + " has no register blocks (blocked has)",
+                   "1 or \"auto\""};
   if (p.kernel != LaplacianKernel::blocked && p.parts != 1)
-    return Problem{"parts", name + " runs y in one part: 1 or auto (blocked has parts)"};
+    return Problem{"parts", name + " runs y in one part (blocked has parts)", "1 or \"auto\""};
   if (p.kernel == LaplacianKernel::blocked && p.m * p.m_slow > max_block_points)
-    return Problem{"m_slow", "blocked: m x m_slow must be at most " +
-                                 std::to_string(max_block_points) +
-                                 " (larger register blocks spill)"};
+    return Problem{"m_slow",
+                   "blocked: m x m_slow must be at most " + std::to_string(max_block_points) +
+                       " (larger register blocks spill)",
+                   "m_slow <= " + std::to_string(max_block_points) + " / m"};
   if (p.kernel == LaplacianKernel::line && p.launch_bounds != 0)
-    return Problem{"launch_bounds", "line has no launch bounds: 0 or auto"};
+    return Problem{"launch_bounds", "line has no launch bounds", "0 or \"auto\""};
   if (p.kernel == LaplacianKernel::line && p.iterate != IterOrder::automatic)
-    return Problem{"iterate", "line sweeps lines in its own order: auto"};
+    return Problem{"iterate", "line sweeps lines in its own order", "\"auto\""};
   return std::nullopt;
 }
 
@@ -150,6 +156,7 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
   if (const auto problem = parameter_problem(params)) {
     plan.problem = problem->text;
     plan.problem_key = problem->key;
+    plan.problem_allowed = problem->allowed;
     return plan;
   }
   const AxisRoles& a = plan.axes;

@@ -89,6 +89,7 @@ struct LaplacianPlan {
   std::optional<LaplacianLaunch> launch;  // none where the box is empty
   std::optional<std::string> problem;     // why the plan cannot run on the limits it was made for
   std::string problem_key;                // the [kernel] key the problem concerns
+  std::string problem_allowed;            // what that key allows for this kernel
 
   // The axis along which points either side of each row get 0 (the contiguous axis), -1 if the
   // kernel leaves every point outside the box alone.
