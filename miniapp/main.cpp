@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -53,8 +54,30 @@ int run_command(const std::string& deck_path, std::vector<std::string> overrides
   return solver.run(deck, deck_path, MPI_COMM_WORLD);
 }
 
+// Under mpirun: every rank's host and device, gathered to rank 0.
+void print_ranks(const ExecLimits& limits) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (ranks == 1) return;
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(host, &length);
+  std::string mine = std::string(host) + ", " + limits.device_name +
+                     (limits.gpu ? " (device " + std::to_string(limits.device_id) + ")" : "");
+  mine.resize(256, '\0');
+  std::vector<char> all(rank == 0 ? 256 * static_cast<std::size_t>(ranks) : 0);
+  MPI_Gather(mine.data(), 256, MPI_CHAR, all.data(), 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+  for (int r = 0; rank == 0 && r < ranks; ++r)
+    std::printf("rank %-4d               %s\n", r, all.data() + 256 * static_cast<std::size_t>(r));
+}
+
 int info_command() {
   const ExecLimits limits = default_exec_limits();
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  print_ranks(limits);
+  if (rank != 0) return 0;
   auto dims = [](const auto& v) {
     return std::to_string(v[0]) + " x " + std::to_string(v[1]) + " x " + std::to_string(v[2]);
   };
@@ -87,10 +110,40 @@ int info_command() {
 
 }  // namespace
 
+// Several ranks of one node share its GPUs by node-local rank, unless the user chose a device.
+std::vector<char*> with_device_of_local_rank(int argc, char* argv[], std::string& flag) {
+  std::vector<char*> args(argv, argv + argc);
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    for (const char* chosen : {"--kokkos-device", "--kokkos-ndevices", "--kokkos-num-devices",
+                               "--kokkos-map-device-id-by"})
+      if (arg.rfind(chosen, 0) == 0) return args;
+  }
+  const int gpus = visible_gpu_count();
+  if (gpus == 0 || std::getenv("KOKKOS_DEVICE_ID")) return args;
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local_rank = 0;
+  MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_free(&node);
+  flag = "--kokkos-device-id=" + std::to_string(local_rank % gpus);
+  args.push_back(flag.data());
+  return args;
+}
+
 int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
-  int status = 0;
-  Kokkos::initialize(argc, argv);  // removes the --kokkos-* flags it knows from argv
+  int status = 0, world_rank = 0, world_ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_ranks);
+  std::string device_flag;
+  std::vector<char*> kokkos_args = with_device_of_local_rank(argc, argv, device_flag);
+  int kokkos_argc = static_cast<int>(kokkos_args.size());
+  kokkos_args.push_back(nullptr);
+  // Removes the --kokkos-* flags it knows from the arguments.
+  Kokkos::initialize(kokkos_argc, kokkos_args.data());
+  argc = kokkos_argc;
+  argv = kokkos_args.data();
   {
     // A --kokkos-* flag this Kokkos does not know (e.g. --kokkos-num-threads before 3.7) is left in
     // argv: say so rather than fail on it.
@@ -133,12 +186,20 @@ int main(int argc, char* argv[]) {
     } catch (const CLI::ParseError& e) {
       status = app.exit(e);
     } catch (const DeckError& e) {
-      std::fprintf(stderr, "kstencil: error: %s\n", e.what());
+      // Found alike on every rank (agreed_setup): said once.
+      if (world_rank == 0) std::fprintf(stderr, "kstencil: error: %s\n", e.what());
       status = 2;
     } catch (const OutputError& e) {
-      std::fprintf(stderr, "kstencil: error: %s\n", e.what());
+      if (world_rank == 0) std::fprintf(stderr, "kstencil: error: %s\n", e.what());
       status = 2;
     } catch (const std::exception& e) {
+      // Possibly this rank alone, while the others wait in a collective: end them all.
+      if (world_ranks > 1) {
+        std::fprintf(stderr, "kstencil: error on rank %d of %d: %s\n", world_rank, world_ranks,
+                     e.what());
+        std::fflush(stderr);
+        MPI_Abort(MPI_COMM_WORLD, 3);
+      }
       std::fprintf(stderr, "kstencil: error: %s\n", e.what());
       status = 3;
     }

@@ -335,18 +335,6 @@ class BadDecks(Workdir):
     def test_toml_syntax_error(self):
         self.expect_error(SMALL_DECK + "[grid\n", [], "deck.toml:", "syntax")
 
-    def test_several_ranks_are_refused_until_decomposition_exists(self):
-        mpirun = shutil.which("mpirun")
-        self.assertIsNotNone(mpirun, "mpirun not found (openmpi-bin)")
-        env = dict(os.environ, OMP_PROC_BIND="false", OMPI_ALLOW_RUN_AS_ROOT="1",
-                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        r = subprocess.run([mpirun, "--oversubscribe", "-np", "2", KSTENCIL, "run",
-                            self.deck(SMALL_DECK)], cwd=self.dir, env=env, capture_output=True,
-                           text=True, timeout=300)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("one MPI rank", r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
-
     def test_missing_deck(self):
         r = run(["run", os.path.join(self.dir, "nope.toml")], cwd=self.dir)
         self.assertEqual(r.returncode, 2)

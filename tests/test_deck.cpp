@@ -110,6 +110,10 @@ void check_same_values(const Deck& a, const Deck& b, const Schema& schema) {
         CHECK(a.is_auto(s, k) == b.is_auto(s, k));
         CHECK(a.integer(s, k) == b.integer(s, k));
         break;
+      case KeyType::boolean_or_auto:
+        REQUIRE(a.is_auto(s, k) == b.is_auto(s, k));
+        if (!a.is_auto(s, k)) CHECK(a.boolean(s, k) == b.boolean(s, k));
+        break;
       case KeyType::real3_list: {
         const auto pa = a.real3_list(s, k), pb = b.real3_list(s, k);
         REQUIRE(pa.size() == pb.size());
@@ -208,7 +212,7 @@ TEST_CASE("deck: Laplacian schema defaults match the documented ones", "[deck]")
 
 TEST_CASE("deck: every key of every solver has a help line and a unique name", "[deck]") {
   const Schema& schema = GENERATE(std::cref(laplacian_schema()), std::cref(fdtd_schema()));
-  CHECK(schema.size() == (&schema == &laplacian_schema() ? 29 : 44));
+  CHECK(schema.size() == (&schema == &laplacian_schema() ? 31 : 46));
   // Every schema accepts its own defaults.
   CHECK_NOTHROW(Deck::parse("", "empty.toml", {}, schema));
   for (std::size_t i = 0; i < schema.size(); ++i) {
@@ -365,7 +369,8 @@ TEST_CASE("deck error: unknown section lists the allowed sections", "[deck]") {
   CHECK_THROWS_WITH(
       Deck::parse("[run]\n[solver]\n", "lap.toml", {}, laplacian_schema()),
       ContainsSubstring("lap.toml:2: unknown section [solver]") &&
-          ContainsSubstring("allowed sections: [run], [grid], [kernel], [laplacian], [output]"));
+          ContainsSubstring(
+              "allowed sections: [run], [grid], [kernel], [laplacian], [mpi], [output]"));
 }
 
 TEST_CASE("deck error: top-level keys and arrays of tables are not sections", "[deck]") {

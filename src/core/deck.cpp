@@ -211,6 +211,8 @@ std::string expected(KeyType type) {
       return "an array of 3 reals";
     case KeyType::integer_or_auto:
       return "a non-negative integer or \"auto\"";
+    case KeyType::boolean_or_auto:
+      return "a boolean (true or false) or \"auto\"";
     case KeyType::real3_list:
       return "an array of [x, y, z] arrays of reals";
   }
@@ -348,6 +350,17 @@ void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node
       return;
     }
     case KeyType::boolean: {
+      const auto* v = node.as_boolean();
+      if (!v) wrong_type(origin, spec, node);
+      out.insert_or_assign(spec.key, v->get());
+      return;
+    }
+    case KeyType::boolean_or_auto: {
+      if (const auto* s = node.as_string()) {
+        if (s->get() != "auto") wrong_type(origin, spec, node);
+        out.insert_or_assign(spec.key, "auto");
+        return;
+      }
       const auto* v = node.as_boolean();
       if (!v) wrong_type(origin, spec, node);
       out.insert_or_assign(spec.key, v->get());
@@ -498,6 +511,8 @@ std::string key_type_name(KeyType type) {
       return "3 reals";
     case KeyType::integer_or_auto:
       return "integer or \"auto\"";
+    case KeyType::boolean_or_auto:
+      return "boolean or \"auto\"";
     case KeyType::real3_list:
       return "list of 3 reals";
   }
@@ -508,6 +523,8 @@ std::string allowed_values(const KeySpec& spec) {
   switch (spec.type) {
     case KeyType::boolean:
       return "true, false";
+    case KeyType::boolean_or_auto:
+      return "true, false, \"auto\"";
     case KeyType::string: {
       if (spec.choices.empty()) return "any string";
       std::vector<std::string> quoted;
@@ -687,7 +704,11 @@ double Deck::real(const std::string& section, const std::string& key) const {
 }
 
 bool Deck::boolean(const std::string& section, const std::string& key) const {
-  return node<toml::node>(section, key, {KeyType::boolean}, "boolean").as_boolean()->get();
+  const toml::node& n =
+      node<toml::node>(section, key, {KeyType::boolean, KeyType::boolean_or_auto}, "boolean");
+  if (n.is_string())
+    throw std::logic_error("kstencil::Deck::boolean: [" + section + "] " + key + " is \"auto\"");
+  return n.as_boolean()->get();
 }
 
 std::string Deck::string(const std::string& section, const std::string& key) const {
@@ -722,7 +743,9 @@ std::vector<std::array<double, 3>> Deck::real3_list(const std::string& section,
 }
 
 bool Deck::is_auto(const std::string& section, const std::string& key) const {
-  return node<toml::node>(section, key, {KeyType::integer_or_auto}, "is_auto").is_string();
+  return node<toml::node>(section, key, {KeyType::integer_or_auto, KeyType::boolean_or_auto},
+                          "is_auto")
+      .is_string();
 }
 
 bool Deck::is_default(const std::string& section, const std::string& key) const {

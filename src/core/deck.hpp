@@ -29,7 +29,8 @@ enum class KeyType {
   integer3,         // array of exactly 3 integers
   real3,            // array of exactly 3 reals
   integer_or_auto,  // a non-negative integer or the string "auto"; read with integer(): auto -> 0
-  real3_list        // array of arrays of 3 reals (may be empty), e.g. probe positions
+  real3_list,       // array of arrays of 3 reals (may be empty), e.g. probe positions
+  boolean_or_auto   // true, false or the string "auto"; read with boolean() after is_auto()
 };
 
 struct KeySpec {

@@ -127,6 +127,18 @@ inline std::vector<KeySpec> output_keys() {
               "replace an existing run folder (also: kstencil run --overwrite)")};
 }
 
+// [mpi] dims, overlap.
+inline std::vector<KeySpec> mpi_keys() {
+  using T = KeyType;
+  return {Key("mpi", "dims", T::integer3, "[0, 0, 0]",
+              "ranks along x y z (product = the ranks of mpirun); 0 = chosen to exchange the "
+              "fewest points")
+              .min(0),
+          Key("mpi", "overlap", T::boolean_or_auto, R"("auto")",
+              "update the interior while the halo faces are in flight, then the boundary shell; "
+              "auto = the backend's default (docs/PERFORMANCE.md)")};
+}
+
 // Concatenates schema pieces in order.
 inline Schema join_keys(std::initializer_list<std::vector<KeySpec>> pieces) {
   Schema out;

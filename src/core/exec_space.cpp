@@ -95,6 +95,16 @@ std::string enabled_backends() {
   return joined;
 }
 
+int visible_gpu_count() {
+  int count = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+#elif defined(KOKKOS_ENABLE_HIP)
+  if (hipGetDeviceCount(&count) != hipSuccess) count = 0;
+#endif
+  return count;
+}
+
 ExecLimits default_exec_limits() {
   ExecLimits limits;
   limits.backend = Kokkos::DefaultExecutionSpace::name();
@@ -114,6 +124,7 @@ ExecLimits default_exec_limits() {
     throw std::runtime_error("cannot query the HIP device's properties");
 #endif
   limits.gpu = true;
+  limits.device_id = device;
   limits.device_name = prop.name;
   limits.max_threads_per_block = prop.maxThreadsPerBlock;
   for (int d = 0; d < 3; ++d) {

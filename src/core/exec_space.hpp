@@ -19,7 +19,11 @@ struct ExecLimits {
   std::int64_t resident_threads = 1;  // threads the device runs at once (GPU: SMs x threads/SM)
   int host_hardware_threads = 0;      // the host's hardware threads, whoever uses them; 0 unknown
   std::int64_t core_cache_bytes = 0;  // a host core's own last cache level (its L2); 0 unknown
+  int device_id = -1;                 // GPU the process uses; -1 on hosts
 };
+
+// GPUs this process sees (0 for host-only builds); callable before Kokkos is initialised.
+int visible_gpu_count();
 
 // Limits of Kokkos::DefaultExecutionSpace (Kokkos must be initialised).
 ExecLimits default_exec_limits();

@@ -16,6 +16,8 @@
 #include <system_error>
 #include <type_traits>
 
+#include "core/decomposition.hpp"
+
 namespace kstencil {
 
 namespace fs = std::filesystem;
@@ -31,17 +33,8 @@ int rank_of(MPI_Comm comm) {
 // Collective: if any rank reports an error (non-empty message), every rank throws the message of
 // the lowest such rank, so all ranks leave a collective operation the same way.
 void agree_on_error(const std::string& local_error, MPI_Comm comm) {
-  const int rank = rank_of(comm);
-  const int mine = local_error.empty() ? INT_MAX : rank;
-  int source = INT_MAX;
-  MPI_Allreduce(&mine, &source, 1, MPI_INT, MPI_MIN, comm);
-  if (source == INT_MAX) return;
-  std::string message = rank == source ? local_error : std::string();
-  int length = static_cast<int>(message.size());
-  MPI_Bcast(&length, 1, MPI_INT, source, comm);
-  message.resize(static_cast<std::size_t>(length));
-  MPI_Bcast(message.data(), length, MPI_CHAR, source, comm);
-  throw OutputError(message);
+  const std::string message = agreed_error(local_error, comm);
+  if (!message.empty()) throw OutputError(message);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,30 +1,82 @@
 #pragma once
-// Plumbing every solver's run shares: the one-rank guard, the run name, the error text for tiles a
-// device cannot run, number formatting, and the dispatch from runtime precision and layout to the
-// typed run.
+// Plumbing every solver's run shares: the [mpi] configuration, the run name, the error text for
+// tiles a device cannot run, number formatting, and the dispatch from runtime precision and layout
+// to the typed run.
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "core/deck.hpp"
+#include "core/decomposition.hpp"
 #include "core/exec_space.hpp"
 #include "core/mapping.hpp"
 #include "core/output.hpp"
 
 namespace kstencil {
 
-// Every piece already works on a rank's owned box, but nothing splits the domain yet: refuse
-// rather than have every rank compute and write the whole grid.
+// A solver not decomposed yet refuses several ranks rather than have every rank compute and write
+// the whole grid.
 inline void require_one_rank(MPI_Comm comm, const std::string& solver) {
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
   if (ranks > 1)
-    throw std::runtime_error("the " + solver + " solver runs on one MPI rank for now (got " +
-                             std::to_string(ranks) + "); domain decomposition is not there yet");
+    throw DeckError("the " + solver + " solver runs on one MPI rank for now (got " +
+                    std::to_string(ranks) + ")");
+}
+
+// What [mpi] asks for, checked against the grid and the ranks.
+struct MpiConfig {
+  Dims3 dims{1, 1, 1};
+  int rank = 0, ranks = 1;
+  bool overlap = false;
+  // This rank's part of `whole` (owned box, ghost layers towards its neighbours).
+  Grid local_grid(const Grid& whole) const { return part_of(whole, dims, coords_of(rank, dims)); }
+};
+
+// [mpi] for `ranks` ranks over `points` (DeckError naming the grid, the dims and what would be
+// valid). Overlap "auto": on for GPUs, whose kernels run while the host waits for MPI; off on
+// hosts, where the threads that would update the interior are the ones waiting.
+inline MpiConfig mpi_config_from_deck(const Deck& deck, const Index3& points, int rank, int ranks,
+                                      Layout layout, const ExecLimits& limits) {
+  const auto requested = deck.integer3("mpi", "dims");
+  const ProcessGridChoice choice =
+      choose_process_grid(points,
+                          {static_cast<int>(std::min<std::int64_t>(requested[0], 1 << 30)),
+                           static_cast<int>(std::min<std::int64_t>(requested[1], 1 << 30)),
+                           static_cast<int>(std::min<std::int64_t>(requested[2], 1 << 30))},
+                          ranks, layout);
+  if (choice.problem)
+    throw deck.error("mpi", "dims",
+                     *choice.problem + " (grid " + format_triple(points) + ", " +
+                         std::to_string(ranks) + (ranks == 1 ? " rank)" : " ranks)"),
+                     choice.allowed);
+  MpiConfig config;
+  config.dims = choice.dims;
+  config.rank = rank;
+  config.ranks = ranks;
+  config.overlap = deck.is_auto("mpi", "overlap") ? limits.gpu : deck.boolean("mpi", "overlap");
+  return config;
+}
+
+// Runs a solver's set-up on every rank: a DeckError on any rank (a plan may depend on the rank's
+// box) is thrown on every rank, with the lowest failing rank's message.
+template <class Make>
+auto agreed_setup(MPI_Comm comm, Make&& make) -> decltype(make()) {
+  std::optional<decltype(make())> result;
+  std::string error;
+  try {
+    result.emplace(make());
+  } catch (const DeckError& e) {
+    error = e.what();
+  }
+  const std::string agreed = agreed_error(error, comm);
+  if (!agreed.empty()) throw DeckError(agreed);
+  return std::move(*result);
 }
 
 // The ranks of comm, as a run report states them.

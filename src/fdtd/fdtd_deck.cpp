@@ -75,6 +75,7 @@ const Schema& fdtd_schema() {
        Key("diagnostics", "plot", T::boolean, "true",
            "also plot the energy to energy.png (needs python3 with matplotlib; skipped with a "
            "warning otherwise)")},
+      mpi_keys(),
       output_keys(),
       {Key("output", "every", T::integer, "0",
            "steps between field outputs (E at n dt, H at (n - 1/2) dt); 0 = the last step only")

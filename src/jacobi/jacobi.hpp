@@ -14,6 +14,7 @@
 #include "core/exec_space.hpp"
 #include "core/field.hpp"
 #include "core/grid.hpp"
+#include "core/halo.hpp"
 #include "core/mapping.hpp"
 #include "poisson/poisson.hpp"
 
@@ -69,7 +70,11 @@ struct JacobiPlan {
   std::string describe() const { return mapping.describe(); }  // "policy (i,j,k), Iterate::Left"
 };
 
+// The plan over the grid's owned interior, or over `box` (local indices; a part of an overlapped
+// iteration).
 JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
+                       const ExecLimits& limits);
+JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const Box& box,
                        const ExecLimits& limits);
 
 // Fields and iteration on the default execution space.
@@ -77,22 +82,32 @@ template <class T, class KokkosLayout>
 class JacobiSolver {
  public:
   // `plan`: made for the problem's grid and this layout, without a problem (else throws
-  // std::invalid_argument).
-  JacobiSolver(const PoissonProblem& problem, const JacobiPlan& plan);
+  // std::invalid_argument). Several ranks: `d` cut the problem's grid (the solver keeps a
+  // reference); `overlap_plans` (interior, then the shell) update while the halo is in flight.
+  JacobiSolver(const PoissonProblem& problem, const JacobiPlan& plan,
+               const Decomposition& d = Decomposition::single(),
+               std::vector<JacobiPlan> overlap_plans = {});
   // One iteration old -> new (then the two swap); with `norm`, returns the error.
   std::optional<double> iterate(bool norm);
   // Iterates until the error is at most the tolerance or max_iterations are done, calling
   // on_error(iteration, error) for each computed error (the seed's loop, with norm_every).
   SolveResult solve(const JacobiStop& stop,
                     const std::function<void(std::int64_t, double)>& on_error = {});
-  // The current iterate over the whole grid, x fastest (host memory).
+  // The current iterate over this rank's owned box, x fastest (host memory).
   std::vector<T> solution_host() const;
   const Grid& grid() const { return grid_; }
   const JacobiPlan& plan() const { return plan_; }
+  const HaloExchange<T, KokkosLayout>& halo() const { return halo_; }
+  void reset_halo_times() { halo_.times = HaloTimes{}; }
 
  private:
   Grid grid_;
   JacobiPlan plan_;
+  std::vector<JacobiPlan> overlap_plans_;
+  MPI_Comm comm_;
+  HaloExchange<T, KokkosLayout> halo_;
+  // The update of the plan's box (with the norm: the local sum of squared changes).
+  double update_part(const JacobiPlan& plan, bool norm);
   Field<T, KokkosLayout> old_, new_, rhs_;
   Kokkos::View<double> atomic_total_;  // the atomic strategy's global sum
   Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old
@@ -104,6 +119,12 @@ class JacobiSolver {
 // vectors over the whole grid. Returns the sum of squared differences.
 template <class T>
 double jacobi_reference_iteration(const Grid& grid, const std::vector<T>& old_values,
+                                  const std::vector<T>& rhs, std::vector<T>& new_values);
+// The same over part of the grid: the vectors cover `values` (global indices, x fastest), the
+// points of `update` are updated and the squared differences summed over `sum` (rhs empty: 0).
+template <class T>
+double jacobi_reference_iteration(const Grid& grid, const Box& values, const Box& update,
+                                  const Box& sum, const std::vector<T>& old_values,
                                   const std::vector<T>& rhs, std::vector<T>& new_values);
 
 }  // namespace kstencil

@@ -60,6 +60,11 @@ JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& g
 
 JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
                        const ExecLimits& limits) {
+  return plan_jacobi(config, grid, grid.to_local(owned_interior(grid)), limits);
+}
+
+JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const Box& box,
+                       const ExecLimits& limits) {
   JacobiPlan plan;
   plan.config = config;
   plan.points = grid.points;
@@ -68,7 +73,6 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
   plan.mapping = resolve_mapping(
       one_d && config.iterate == IterOrder::automatic ? Layout::left : config.layout,
       config.iterate, limits.gpu);
-  const Box box = grid.to_local(interior_box(grid));
   plan.lower = to_policy_order(plan.mapping, box.lo);
   plan.upper = to_policy_order(plan.mapping, box.hi);
   for (int d = 0; d < 3; ++d) {

@@ -87,8 +87,14 @@ struct FlatReduceLoop {
 }  // namespace jacobi_detail
 
 template <class T, class KokkosLayout>
-JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const JacobiPlan& plan)
-    : grid_(problem.grid), plan_(plan) {
+JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const JacobiPlan& plan,
+                                            const Decomposition& d,
+                                            std::vector<JacobiPlan> overlap_plans)
+    : grid_(problem.grid),
+      plan_(plan),
+      overlap_plans_(std::move(overlap_plans)),
+      comm_(d.comm),
+      halo_(problem.grid, d, HaloSides::both, 1) {
   if (plan_.problem) throw std::invalid_argument("Jacobi plan not valid: " + *plan_.problem);
   if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.points != grid_.points)
     throw std::invalid_argument("Jacobi plan made for other fields");
@@ -109,7 +115,7 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
 }
 
 template <class T, class KokkosLayout>
-std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
+double JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool norm) {
   using namespace jacobi_detail;
   const Update<T, KokkosLayout> update{old_,
                                        new_,
@@ -122,31 +128,31 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
                                        !is_collapsed(grid_, 2),
                                        has_rhs_};
   double sum = 0;
-  if (norm && plan_.config.norm == NormStrategy::reduce_range) {
+  if (norm && plan.config.norm == NormStrategy::reduce_range) {
     const auto launch = [&](auto index) {
       using I = decltype(index);
       Kokkos::parallel_reduce("kstencil::jacobi::update_reduce_range",
-                              Kokkos::RangePolicy<Kokkos::IndexType<I>>(0, plan_.box_size),
+                              Kokkos::RangePolicy<Kokkos::IndexType<I>>(0, plan.box_size),
                               FlatReduceLoop<T, KokkosLayout, I>{
                                   update,
-                                  {plan_.box_lo[0], plan_.box_lo[1], plan_.box_lo[2]},
-                                  {plan_.box_extent[0], plan_.box_extent[1], plan_.box_extent[2]}},
+                                  {plan.box_lo[0], plan.box_lo[1], plan.box_lo[2]},
+                                  {plan.box_extent[0], plan.box_extent[1], plan.box_extent[2]}},
                               sum);
     };
-    if (plan_.box_size <= std::numeric_limits<std::uint32_t>::max())
+    if (plan.box_size <= std::numeric_limits<std::uint32_t>::max())
       launch(std::uint32_t{});
     else
       launch(std::int64_t{});
   } else {
     dispatch_traits(
-        plan_.mapping, plan_.config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
+        plan.mapping, plan.config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
           constexpr bool R = decltype(reversed)::value;
           const auto policy = planned_policy<decltype(iterate)::value, decltype(bound)::value>(
-              plan_.lower, plan_.upper, plan_.tile);
-          if (!norm || plan_.config.norm == NormStrategy::kokkos_kernels) {
+              plan.lower, plan.upper, plan.tile);
+          if (!norm || plan.config.norm == NormStrategy::kokkos_kernels) {
             Kokkos::parallel_for("kstencil::jacobi::update", policy,
                                  PlainLoop<T, KokkosLayout, R>{update});
-          } else if (plan_.config.norm == NormStrategy::reduce) {
+          } else if (plan.config.norm == NormStrategy::reduce) {
             Kokkos::parallel_reduce("kstencil::jacobi::update_reduce", policy,
                                     ReduceLoop<T, KokkosLayout, R>{update}, sum);
           } else {                                  // atomic (reduce-range is launched above)
@@ -157,15 +163,24 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
           }
         });
   }
+  return sum;
+}
+
+template <class T, class KokkosLayout>
+std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
+  double sum = 0;
+  halo_.step({old_}, static_cast<int>(overlap_plans_.size()),
+             [&](int part) { sum += update_part(part < 0 ? plan_ : overlap_plans_[part], norm); });
   if (norm && plan_.config.norm == NormStrategy::kokkos_kernels) {
-    // Kokkos Kernels accumulates in the field's type: in float, float sums.
+    // Kokkos Kernels accumulates in the field's type: in float, float sums. Its BLAS sums every
+    // stored point: one rank only (jacobi_setup_from_deck).
     KokkosBlas::update(T(1), flat(new_), T(-1), flat(old_), T(0), flat(difference_));
     const double length = KokkosBlas::nrm2(flat(difference_));
     sum = length * length;
   }
   std::swap(old_, new_);
   if (!norm) return std::nullopt;
-  return std::sqrt(sum / point_count(grid_));
+  return std::sqrt(global_sum(sum, comm_) / point_count(grid_));
 }
 
 template <class T, class KokkosLayout>
@@ -191,15 +206,17 @@ SolveResult JacobiSolver<T, KokkosLayout>::solve(
 
 template <class T, class KokkosLayout>
 std::vector<T> JacobiSolver<T, KokkosLayout>::solution_host() const {
-  return to_host_x_fastest(old_, grid_, grid_.global());
+  return to_host_x_fastest(old_, grid_, grid_.owned);
 }
 
 template <class T>
-double jacobi_reference_iteration(const Grid& grid, const std::vector<T>& old_values,
+double jacobi_reference_iteration(const Grid& grid, const Box& values, const Box& update,
+                                  const Box& sum_box, const std::vector<T>& old_values,
                                   const std::vector<T>& rhs, std::vector<T>& new_values) {
-  const Index3& n = grid.points;
+  const Index3 n = values.extents();
   const auto at = [&](Index i, Index j, Index k) {
-    return static_cast<std::size_t>(i + n[0] * (j + n[1] * k));
+    return static_cast<std::size_t>((i - values.lo[0]) +
+                                    n[0] * ((j - values.lo[1]) + n[1] * (k - values.lo[2])));
   };
   const PoissonCoefficients coefficients = poisson_coefficients(grid);
   const T c[3] = {static_cast<T>(coefficients.c[0]), static_cast<T>(coefficients.c[1]),
@@ -207,7 +224,7 @@ double jacobi_reference_iteration(const Grid& grid, const std::vector<T>& old_va
   const T inverse_diagonal = static_cast<T>(1 / coefficients.diagonal);
   new_values = old_values;
   double sum = 0;
-  const Box box = interior_box(grid);
+  const Box box = update.intersect(interior_box(grid));
   for (Index k = box.lo[2]; k < box.hi[2]; ++k)
     for (Index j = box.lo[1]; j < box.hi[1]; ++j)
       for (Index i = box.lo[0]; i < box.hi[0]; ++i) {
@@ -221,14 +238,24 @@ double jacobi_reference_iteration(const Grid& grid, const std::vector<T>& old_va
         new_values[at(i, j, k)] = value;
         const double change =
             static_cast<double>(value) - static_cast<double>(old_values[at(i, j, k)]);
-        sum += change * change;
+        if (sum_box.contains({i, j, k})) sum += change * change;
       }
   return sum;
 }
 
+template <class T>
+double jacobi_reference_iteration(const Grid& grid, const std::vector<T>& old_values,
+                                  const std::vector<T>& rhs, std::vector<T>& new_values) {
+  const Box all = grid.global();
+  return jacobi_reference_iteration(grid, all, all, all, old_values, rhs, new_values);
+}
+
 #define KSTENCIL_INSTANTIATE_JACOBI(T, L) template class JacobiSolver<T, L>;
-#define KSTENCIL_INSTANTIATE_JACOBI_REFERENCE(T)                                    \
-  template double jacobi_reference_iteration<T>(const Grid&, const std::vector<T>&, \
-                                                const std::vector<T>&, std::vector<T>&);
+#define KSTENCIL_INSTANTIATE_JACOBI_REFERENCE(T)                                                 \
+  template double jacobi_reference_iteration<T>(const Grid&, const std::vector<T>&,              \
+                                                const std::vector<T>&, std::vector<T>&);         \
+  template double jacobi_reference_iteration<T>(const Grid&, const Box&, const Box&, const Box&, \
+                                                const std::vector<T>&, const std::vector<T>&,    \
+                                                std::vector<T>&);
 
 }  // namespace kstencil

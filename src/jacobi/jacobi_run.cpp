@@ -14,9 +14,13 @@
 
 namespace kstencil {
 
-JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
+JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, const int rank,
+                                   const int ranks) {
   JacobiSetup s;
   s.problem = poisson_problem_from_deck(deck);
+  const KernelTraits traits = kernel_traits_from_deck(deck);
+  s.mpi = mpi_config_from_deck(deck, s.problem.grid.points, rank, ranks, traits.layout, limits);
+  s.problem.grid = s.mpi.local_grid(s.problem.grid);
   const Grid& grid = s.problem.grid;
   s.stop = {deck.real("jacobi", "tolerance"), deck.integer("jacobi", "max_iterations"),
             static_cast<int>(deck.integer("jacobi", "norm_every"))};
@@ -24,7 +28,6 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
   s.repeats = static_cast<int>(deck.integer("run", "repeats"));
   s.single_precision = deck.string("run", "precision") == "float";
 
-  const KernelTraits traits = kernel_traits_from_deck(deck);
   s.requested_variant = deck.string("kernel", "variant");
   s.requested_iterate = traits.iterate;
   const NormStrategy norm = parse_norm_strategy(deck.string("jacobi", "norm"));
@@ -38,74 +41,119 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
     kernel.launch_bounds = *traits.launch_bounds;
     kernel.norm = norm;
   }
+  if (norm == NormStrategy::kokkos_kernels && ranks > 1)
+    throw deck.error("jacobi", "norm",
+                     "Kokkos Kernels' nrm2 sums every stored point, the ghost layers of " +
+                         std::to_string(ranks) + " ranks included",
+                     "\"reduce\", \"reduce-range\" or \"atomic\" on several ranks");
   s.plan = plan_jacobi(kernel, grid, limits);
   if (s.plan.problem) throw tile_error(deck, limits, *s.plan.problem);
+  if (ranks > 1 && s.mpi.overlap) {
+    const OverlapSplit split = split_for_overlap(grid.to_local(owned_interior(grid)), grid);
+    s.overlap_plans.push_back(plan_jacobi(kernel, grid, split.interior, limits));
+    for (const Box& box : split.shell)
+      s.overlap_plans.push_back(plan_jacobi(kernel, grid, box, limits));
+    for (const JacobiPlan& p : s.overlap_plans)
+      if (p.problem)
+        throw tile_error(deck, limits, *p.problem + " (a part of the overlapped update)");
+  }
   return s;
 }
 
 namespace {
 
 template <class T, class KokkosLayout>
-JacobiVerification verify(const JacobiSetup& s) {
+JacobiVerification verify(const JacobiSetup& s, const Decomposition& d) {
   // Two iterations of the configured kernels (norm on both) against the host reference: the
   // iterate bitwise; the error, a sum of N positive squares summed in another order, within the
   // worst-case bound of recursive summation, (N + 2) eps relative (+2: the difference and square).
+  // On several ranks the reference covers the owned box and two layers beyond it (what two
+  // iterations of the owned points depend on), from the problem's own start values.
   JacobiVerification v;
-  JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan);
-  std::vector<T> values = solver.solution_host(), next;
-  std::vector<T> rhs;
-  if (s.problem.rhs) {
-    const Grid& g = s.problem.grid;
-    rhs.assign(values.size(), T(0));
-    std::size_t q = 0;
-    for (Index k = 0; k < g.points[2]; ++k)
-      for (Index j = 0; j < g.points[1]; ++j)
-        for (Index i = 0; i < g.points[0]; ++i, ++q)
-          if (!is_boundary(g, {i, j, k})) rhs[q] = static_cast<T>(s.problem.rhs({i, j, k}));
+  JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan, d, s.overlap_plans);
+  const Grid& g = s.problem.grid;
+  Box values = g.owned;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (g.allocated.lo[axis] < g.owned.lo[axis]) values.lo[axis] -= 2;
+    if (g.allocated.hi[axis] > g.owned.hi[axis]) values.hi[axis] += 2;
   }
-  const double points = point_count(s.problem.grid);
+  values = values.intersect(g.global());
+  std::vector<T> current, rhs, next;
+  for (Index k = values.lo[2]; k < values.hi[2]; ++k)
+    for (Index j = values.lo[1]; j < values.hi[1]; ++j)
+      for (Index i = values.lo[0]; i < values.hi[0]; ++i) {
+        const bool edge = is_boundary(g, {i, j, k});
+        current.push_back(
+            static_cast<T>(edge ? s.problem.boundary({i, j, k})
+                                : (s.problem.initial ? s.problem.initial({i, j, k}) : 0.0)));
+        if (s.problem.rhs) rhs.push_back(static_cast<T>(edge ? 0.0 : s.problem.rhs({i, j, k})));
+      }
+  const double points = point_count(g);
   // Kokkos Kernels forms the difference and sums its squares in T: its bound uses T's epsilon.
   const double epsilon = s.plan.config.norm == NormStrategy::kokkos_kernels
                              ? std::numeric_limits<T>::epsilon()
                              : std::numeric_limits<double>::epsilon();
   v.passed = true;
+  Box update = values;
   for (int it = 0; it < 2; ++it) {
+    // Points next to a cut edge of `values` lack a neighbour: each iteration is right one layer
+    // less.
+    for (int axis = 0; axis < 3; ++axis) {
+      if (values.lo[axis] > 0) update.lo[axis] += 1;
+      if (values.hi[axis] < g.points[axis]) update.hi[axis] -= 1;
+    }
     const double error = *solver.iterate(true);
-    const double want =
-        std::sqrt(jacobi_reference_iteration(s.problem.grid, values, rhs, next) / points);
-    values.swap(next);
+    const double local =
+        jacobi_reference_iteration(g, values, update, owned_interior(g), current, rhs, next);
+    const double want = std::sqrt(global_sum(local, d.comm) / points);
+    current.swap(next);
     v.error_max_relative_diff =
         std::max(v.error_max_relative_diff, std::abs(error - want) / std::max(want, 1e-300));
     v.passed = v.passed && std::abs(error - want) <= (std::max(points, 16.0) + 2) * epsilon * want;
   }
   const auto got = solver.solution_host();
-  for (std::size_t q = 0; q < got.size(); ++q) v.mismatches += got[q] != values[q];
-  v.passed = v.passed && v.mismatches == 0;
+  std::size_t q = 0;
+  for (Index k = g.owned.lo[2]; k < g.owned.hi[2]; ++k)
+    for (Index j = g.owned.lo[1]; j < g.owned.hi[1]; ++j)
+      for (Index i = g.owned.lo[0]; i < g.owned.hi[0]; ++i, ++q) {
+        const Index3 n = values.extents();
+        const std::size_t r = static_cast<std::size_t>(
+            (i - values.lo[0]) + n[0] * ((j - values.lo[1]) + n[1] * (k - values.lo[2])));
+        v.mismatches += got[q] != current[r];
+      }
+  v.mismatches = static_cast<std::int64_t>(global_sum(static_cast<double>(v.mismatches), d.comm));
+  v.error_max_relative_diff = global_max(v.error_max_relative_diff, d.comm);
+  v.passed = all_ranks(v.passed, d.comm) && v.mismatches == 0;
   return v;
 }
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
-              const std::string& deck_path, MPI_Comm comm) {
+              const std::string& deck_path, MPI_Comm world) {
+  Decomposition d = decompose(world, s.mpi.dims);
+  MPI_Comm comm = d.comm;
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
-  RunReport report("jacobi", default_exec_limits(), rank_count(comm));
+  RunReport report("jacobi", default_exec_limits(), d.ranks);
 
-  const JacobiVerification verification = verify<T, KokkosLayout>(s);
+  const JacobiVerification verification = verify<T, KokkosLayout>(s, d);
 
-  JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan);
+  JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan, d, s.overlap_plans);
   const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm);
 
   // Time per iteration with and without the norm, on a fresh solver.
-  JacobiSolver<T, KokkosLayout> timed(s.problem, s.plan);
+  JacobiSolver<T, KokkosLayout> timed(s.problem, s.plan, d, s.overlap_plans);
   const Grid& g = s.problem.grid;
   const double points = point_count(g);
   const double bytes = 2 * points * sizeof(T);  // read the old iterate, write the new one
   const SameRunTiming rounds =
-      time_with_copy_ceiling(static_cast<std::int64_t>(points), sizeof(T), 2, s.repeats,
+      time_with_copy_ceiling(g.owned.size(), sizeof(T), 2, s.repeats,
                              {[&] { timed.iterate(true); }, [&] { timed.iterate(false); }});
-  const TimingStats& with_norm = rounds.launches[0];
-  const TimingStats& without_norm = rounds.launches[1];
-  const CopyBandwidth& copy = rounds.copy;
+  // Across ranks: the slowest rank's times against the copy of every rank summed.
+  TimingStats with_norm = rounds.launches[0], without_norm = rounds.launches[1];
+  with_norm.median_s = global_max(with_norm.median_s, comm);
+  without_norm.median_s = global_max(without_norm.median_s, comm);
+  CopyBandwidth copy = rounds.copy;
+  copy.gbs = global_sum(copy.gbs, comm);
   const double gbs = bytes / with_norm.median_s * 1e-9;
   const double norm_share = 1 - without_norm.median_s / with_norm.median_s;
   const JacobiKernelConfig& kernel = s.plan.config;
@@ -160,14 +208,20 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                         &solve.result,
                         {{"layout", to_string(kernel.layout)}, {"norm", norm}}},
                        comm);
-  return report.finish(folder, deck, comm);
+  describe_halo(report, {d, s.mpi.overlap, timed.halo().path(), timed.halo().times});
+  const int status = report.finish(folder, deck, comm);
+  free_decomposition(d);
+  return status;
 }
 
 }  // namespace
 
 int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  require_one_rank(comm, "Jacobi");
-  const JacobiSetup setup = jacobi_setup_from_deck(deck, default_exec_limits());
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const JacobiSetup setup = agreed_setup(comm, [&] {
+    return jacobi_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
+  });
   return run_with_types(setup.single_precision, setup.plan.config.layout,
                         [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }

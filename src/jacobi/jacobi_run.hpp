@@ -4,16 +4,20 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "core/deck.hpp"
 #include "core/exec_space.hpp"
+#include "core/run_common.hpp"
 #include "jacobi/jacobi.hpp"
 
 namespace kstencil {
 
 struct JacobiSetup {
-  PoissonProblem problem;
-  JacobiPlan plan;  // of the update kernel, computed once here
+  PoissonProblem problem;  // its grid: this rank's part
+  MpiConfig mpi;
+  JacobiPlan plan;                        // of the update kernel, computed once here
+  std::vector<JacobiPlan> overlap_plans;  // several ranks with overlap: interior, then the shell
   JacobiStop stop;
   std::int64_t print_every = 10;
   int repeats = 20;
@@ -28,9 +32,11 @@ struct JacobiVerification {
   bool passed = false;
 };
 
-// The run the deck asks for on `limits`. Throws DeckError for what the schema alone cannot reject:
-// an axis of 2 points (no interior), a z axis without a y axis, a tile the device cannot run.
-JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits);
+// The run the deck asks for on `limits`, for rank `rank` of `ranks`. Throws DeckError for what the
+// schema alone cannot reject: an axis of 2 points (no interior), a z axis without a y axis, a tile
+// the device cannot run, a process grid that does not fit.
+JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, int rank = 0,
+                                   int ranks = 1);
 
 // Runs the deck; returns the process exit status (0 verified, 1 verification failed).
 int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);

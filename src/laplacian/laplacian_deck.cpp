@@ -67,6 +67,7 @@ const Schema& laplacian_schema() {
            "input field u, written to the output; verification always also checks the quadratic "
            "field")
            .choices({"sine", "quadratic"})},
+      mpi_keys(),
       output_keys(),
   });
   return schema;

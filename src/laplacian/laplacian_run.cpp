@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 
+#include "core/decomposition.hpp"
+#include "core/halo.hpp"
 #include "core/kernel_traits.hpp"
 #include "core/output.hpp"
 #include "core/report.hpp"
@@ -16,18 +19,21 @@
 
 namespace kstencil {
 
-LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
+LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& limits, const int rank,
+                                         const int ranks) {
   LaplacianSetup s;
-  s.grid = Grid::whole(
+  s.whole = Grid::whole(
       {deck.integer("grid", "nx"), deck.integer("grid", "ny"), deck.integer("grid", "nz")},
       deck.real3("grid", "origin"),
       {deck.real("grid", "hx"), deck.real("grid", "hy"), deck.real("grid", "hz")});
   for (int d = 0; d < 3; ++d)
-    if (s.grid.points[d] > std::numeric_limits<int>::max() / 2)
+    if (s.whole.points[d] > std::numeric_limits<int>::max() / 2)
       throw deck.error("grid", std::string("n") + "xyz"[d], "too many points along one axis",
                        "at most " + std::to_string(std::numeric_limits<int>::max() / 2));
   const KernelTraits traits = kernel_traits_from_deck(deck, /*auto_launch_bounds=*/true);
   s.layout = traits.layout;
+  s.mpi = mpi_config_from_deck(deck, s.whole.points, rank, ranks, s.layout, limits);
+  s.grid = s.mpi.local_grid(s.whole);
   s.single_precision = deck.string("run", "precision") == "float";
   s.requested_variant = deck.string("kernel", "variant");
   s.field = parse_test_field(deck.string("laplacian", "field"));
@@ -64,6 +70,19 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
                        "the default)");
     throw tile_error(deck, limits, *s.plan.problem, s.plan.policy_description());
   }
+  if (ranks > 1 && s.mpi.overlap) {
+    LaplacianKernelParams part = params;
+    part.zero_row_ends = false;
+    const OverlapSplit split = split_for_overlap(s.plan.box, s.grid);
+    for (const Box& box : {split.interior})
+      s.overlap_plans.push_back(plan_laplacian(part, s.layout, element_bytes, s.grid, box, limits));
+    for (const Box& box : split.shell)
+      s.overlap_plans.push_back(plan_laplacian(part, s.layout, element_bytes, s.grid, box, limits));
+    for (const LaplacianPlan& p : s.overlap_plans)
+      if (p.problem)
+        throw tile_error(deck, limits, *p.problem + " (a part of the overlapped update)",
+                         p.policy_description());
+  }
   return s;
 }
 
@@ -75,7 +94,8 @@ nlohmann::ordered_json to_json(const LaplacianVerification& v) {
           {"reference_tolerance", v.reference_tolerance},
           {"reference_bitwise", v.reference_mismatches == 0},
           {"reference_mismatches", v.reference_mismatches},
-          {"untouched_violations", v.untouched_violations}};
+          {"untouched_violations", v.untouched_violations},
+          {"step_mismatches", v.step_mismatches}};
 }
 
 namespace {
@@ -89,47 +109,32 @@ double laplacian_bytes(const Index3& n, int element_bytes) {
   return (fetch + write) * element_bytes;
 }
 
-template <class T, class KokkosLayout>
-int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck_path,
-              MPI_Comm comm) {
-  const ExecLimits limits = default_exec_limits();
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  const RunFolder folder = open_run_folder(deck, deck_path, comm);
-  const LaplacianPlan& plan = s.plan;
-
-  Kokkos::Profiling::pushRegion("kstencil::laplacian::verify");
-  const LaplacianVerification v = verify_laplacian<T, KokkosLayout>(plan, s.grid, s.field);
-  Kokkos::Profiling::popRegion();
-
-  auto u = allocate_field<T, KokkosLayout>("u", s.grid);
-  auto f = allocate_field<T, KokkosLayout>("lap_u", s.grid);
-  fill_test_field(TestFieldSpec::of(s.field, s.grid), s.grid, u);
-  const Field<const T, KokkosLayout> u_const = u;
-  Kokkos::Profiling::pushRegion("kstencil::laplacian::timed");
-  const SameRunTiming timed = time_with_copy_ceiling(
-      s.grid.points[0] * s.grid.points[1] * s.grid.points[2], sizeof(T), s.warmup, s.repeats,
-      {[&] { apply_laplacian<T, KokkosLayout>(plan, u_const, f); }});
-  Kokkos::Profiling::popRegion();
-  const TimingStats& timing = timed.launches.front();
-  const CopyBandwidth& copy = timed.copy;
-  const double bytes = laplacian_bytes(s.grid.points, sizeof(T));
-  const double fom = bytes / timing.median_s * 1e-9;
-
-  const LaplacianKernelParams& p = plan.params;
-  const std::string kernel = to_string(p.kernel);
-  const std::string precision = s.single_precision ? "float" : "double";
-  // The tile in the deck's units (work items per work group along x y z), Kokkos' defaults filled.
+// The tile in the deck's units (work items per work group along x y z), Kokkos' defaults filled.
+std::array<std::int64_t, 3> deck_tile(const LaplacianPlan& plan) {
   std::array<std::int64_t, 3> tile{0, 0, 0};
-  if (plan.launch && p.kernel == LaplacianKernel::line) {
+  if (plan.launch && plan.params.kernel == LaplacianKernel::line) {
     tile = {1, plan.launch->tile[1], 1};
     tile[plan.axes.slow] = plan.launch->tile[0];
   } else if (plan.launch) {
     tile = to_axis_order(plan.mapping, plan.launch->tile);
   }
+  return tile;
+}
+
+// The run's facts and console lines (rank 0's plan; the times and checks of every rank).
+void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const Deck& deck,
+                            const std::string& deck_path, const TimingStats& timing,
+                            const CopyBandwidth& copy, const LaplacianVerification& v,
+                            const ExecLimits& limits) {
+  const LaplacianPlan& plan = s.plan;
+  const double bytes = laplacian_bytes(s.grid.points, s.single_precision ? 4 : 8);
+  const double fom = bytes / timing.median_s * 1e-9;
+  const LaplacianKernelParams& p = plan.params;
+  const std::string kernel = to_string(p.kernel);
+  const std::string precision = s.single_precision ? "float" : "double";
+  const std::array<std::int64_t, 3> tile = deck_tile(plan);
   const std::string iterate = deck.string("kernel", "iterate");
 
-  RunReport report("laplacian", limits, ranks);
   report.fact("variant", kernel)
       .fact("variant_requested", s.requested_variant)
       .fact("layout", to_string(s.layout))
@@ -160,9 +165,8 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
       .fact("copy_kernel_gbs", copy.kernel_gbs)
       .fact("copy_deep_copy_gbs", copy.deep_copy_gbs)
       .fact("fom_ratio", fom / copy.gbs)
-      .fact("verified", v.passed)
-      .fact("verification", to_json(v))
-      .fact("deck", deck_path);
+      .fact("deck", deck_path)
+      .verification(v.passed, to_json(v));
   const Real3& h = s.grid.spacing;
   report
       .line("grid", std::to_string(s.grid.points[0]) + " x " + std::to_string(s.grid.points[1]) +
@@ -190,23 +194,122 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                 (v.reference_mismatches == 0 ? std::string("bitwise equal")
                                              : "max diff " + fmt("%.3g", v.reference_max_diff) +
                                                    " <= " + fmt("%.3g", v.reference_tolerance)) +
-                "; untouched points " + (v.untouched_violations == 0 ? "ok" : "WRITTEN") + ")");
+                "; untouched points " + (v.untouched_violations == 0 ? "ok" : "WRITTEN") +
+                "; timed step " +
+                (v.step_mismatches == 0 ? std::string("bitwise equal")
+                                        : std::to_string(v.step_mismatches) + " points differ") +
+                ")");
+}
+
+// The attributes of the HDF5 step file.
+Attributes laplacian_attributes(const LaplacianSetup& s, const Deck& deck,
+                                const ExecLimits& limits) {
+  return {{"kernel", std::string("laplacian")},
+          {"variant", to_string(s.plan.params.kernel)},
+          {"layout", to_string(s.layout)},
+          {"iterate", deck.string("kernel", "iterate")},
+          {"tile", deck_tile(s.plan)},
+          {"precision", std::string(s.single_precision ? "float" : "double")},
+          {"backend", limits.backend},
+          {"kokkos_version", kokkos_version_string()},
+          {"program_version", std::string(program_version)},
+          {"grid_dims", s.grid.points},
+          {"origin", s.grid.origin},
+          {"spacing", s.grid.spacing},
+          {"deck", deck.resolved_toml()}};
+}
+
+// One timed step on this rank: the halo exchange of u (several ranks), then f = Laplacian(u); with
+// overlap the interior is updated while the faces are in flight, then the shell.
+template <class T, class KokkosLayout>
+struct LaplacianStep {
+  const LaplacianSetup& s;
+  HaloExchange<T, KokkosLayout> halo;
+
+  void operator()(const Field<T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+    const Field<const T, KokkosLayout> u_const = u;
+    halo.step({u}, static_cast<int>(s.overlap_plans.size()), [&](int part) {
+      apply_laplacian<T, KokkosLayout>(part < 0 ? s.plan : s.overlap_plans[part], u_const, f);
+    });
+  }
+};
+
+// The timed step checked against the plan applied to u known everywhere: the ghost layers start as
+// NaN, so a face the exchange misses shows. Returns the points that differ (all ranks).
+template <class T, class KokkosLayout>
+std::int64_t check_step(const LaplacianSetup& s, LaplacianStep<T, KokkosLayout>& step,
+                        const Field<T, KokkosLayout>& u, const Field<T, KokkosLayout>& f,
+                        MPI_Comm comm) {
+  auto f_ref = allocate_field<T, KokkosLayout>("lap_u_reference", s.grid);
+  apply_laplacian<T, KokkosLayout>(s.plan, u, f_ref);
+  fill_ghost_layers(u, s.grid, std::numeric_limits<T>::quiet_NaN());
+  step(u, f);
+  const auto a = to_host_x_fastest(f, s.grid, s.grid.owned);
+  const auto b = to_host_x_fastest(f_ref, s.grid, s.grid.owned);
+  std::int64_t differ = 0;
+  for (std::size_t q = 0; q < a.size(); ++q)
+    differ += std::memcmp(&a[q], &b[q], sizeof(T)) != 0 ? 1 : 0;
+  return static_cast<std::int64_t>(global_sum(static_cast<double>(differ), comm));
+}
+
+// The verification of every rank, combined: largest errors, summed counts.
+LaplacianVerification combined(LaplacianVerification v, std::int64_t step_mismatches,
+                               MPI_Comm comm) {
+  v.quadratic_max_error = global_max(v.quadratic_max_error, comm);
+  v.quadratic_tolerance = global_max(v.quadratic_tolerance, comm);
+  v.reference_max_diff = global_max(v.reference_max_diff, comm);
+  v.reference_tolerance = global_max(v.reference_tolerance, comm);
+  const auto sums = global_sums(
+      {static_cast<double>(v.reference_mismatches), static_cast<double>(v.untouched_violations)},
+      comm);
+  v.reference_mismatches = static_cast<std::int64_t>(sums[0]);
+  v.untouched_violations = static_cast<std::int64_t>(sums[1]);
+  v.step_mismatches = step_mismatches;
+  v.passed = all_ranks(v.passed, comm) && step_mismatches == 0;
+  return v;
+}
+
+template <class T, class KokkosLayout>
+int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck_path,
+              MPI_Comm world) {
+  const ExecLimits limits = default_exec_limits();
+  Decomposition d = decompose(world, s.mpi.dims);
+  const RunFolder folder = open_run_folder(deck, deck_path, d.comm);
+  const LaplacianPlan& plan = s.plan;
+
+  Kokkos::Profiling::pushRegion("kstencil::laplacian::verify");
+  const LaplacianVerification own = verify_laplacian<T, KokkosLayout>(plan, s.grid, s.field);
+  auto u = allocate_field<T, KokkosLayout>("u", s.grid);
+  auto f = allocate_field<T, KokkosLayout>("lap_u", s.grid);
+  fill_test_field(TestFieldSpec::of(s.field, s.grid), s.grid, u);
+  LaplacianStep<T, KokkosLayout> step{s, {s.grid, d, HaloSides::both, 1}};
+  const std::int64_t step_mismatches = check_step(s, step, u, f, d.comm);
+  const LaplacianVerification v = combined(own, step_mismatches, d.comm);
+  Kokkos::Profiling::popRegion();
+
+  Kokkos::Profiling::pushRegion("kstencil::laplacian::timed");
+  step.halo.times = HaloTimes{};  // the phases of the timed steps only
+  const SameRunTiming timed = time_with_copy_ceiling(s.grid.owned.size(), sizeof(T), s.warmup,
+                                                     s.repeats, {[&] { step(u, f); }});
+  Kokkos::Profiling::popRegion();
+  // Across ranks: the slowest rank's times against the copy of every rank summed.
+  TimingStats timing = timed.launches.front();
+  timing.median_s = global_max(timing.median_s, d.comm);
+  timing.min_s = global_max(timing.min_s, d.comm);
+  timing.max_s = global_max(timing.max_s, d.comm);
+  const auto copies =
+      global_sums({timed.copy.gbs, timed.copy.kernel_gbs, timed.copy.deep_copy_gbs}, d.comm);
+  CopyBandwidth copy = timed.copy;
+  copy.gbs = copies[0];
+  copy.kernel_gbs = copies[1];
+  copy.deep_copy_gbs = copies[2];
+
+  RunReport report("laplacian", limits, d.ranks);
+  describe_laplacian_run(report, s, deck, deck_path, timing, copy, v, limits);
+  describe_halo(report, {d, s.mpi.overlap, step.halo.path(), step.halo.times});
 
   if (folder.enabled && deck.boolean("output", "fields")) {
-    const Attributes attributes = {{"kernel", std::string("laplacian")},
-                                   {"variant", kernel},
-                                   {"layout", to_string(s.layout)},
-                                   {"iterate", iterate},
-                                   {"tile", tile},
-                                   {"precision", precision},
-                                   {"backend", limits.backend},
-                                   {"kokkos_version", kokkos_version_string()},
-                                   {"program_version", std::string(program_version)},
-                                   {"grid_dims", s.grid.points},
-                                   {"origin", s.grid.origin},
-                                   {"spacing", s.grid.spacing},
-                                   {"deck", deck.resolved_toml()}};
-    OutputSeries series(folder.dir, folder.name, attributes, comm);
+    OutputSeries series(folder.dir, folder.name, laplacian_attributes(s, deck, limits), d.comm);
     const FieldGeometry geometry{s.grid.points, s.grid.origin, s.grid.spacing, s.grid.owned};
     const auto u_host = to_host_x_fastest(u, s.grid, s.grid.owned);
     const auto f_host = to_host_x_fastest(f, s.grid, s.grid.owned);
@@ -218,15 +321,19 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
     report.line("output", folder.dir.string() + "/" +
                               (deck.boolean("output", "fields") ? " (" + folder.name + ".xdmf)"
                                                                 : std::string()));
-  report.finish(folder, deck, comm);
-  return v.passed ? 0 : 1;
+  const int status = report.finish(folder, deck, d.comm);
+  free_decomposition(d);
+  return status;
 }
 
 }  // namespace
 
 int run_laplacian_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  require_one_rank(comm, "Laplacian");
-  const LaplacianSetup setup = laplacian_setup_from_deck(deck, default_exec_limits());
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const LaplacianSetup setup = agreed_setup(comm, [&] {
+    return laplacian_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
+  });
   return run_with_types(setup.single_precision, setup.layout, [&](auto types) {
     using Types = decltype(types);
     return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,

@@ -145,13 +145,20 @@ std::array<Index, 2> blocked_contiguous_range(const Index c_begin, const Index c
 
 LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout layout,
                              const int element_bytes, const Grid& grid, const ExecLimits& limits) {
+  return plan_laplacian(params, layout, element_bytes, grid,
+                        grid.to_local(laplacian_update_box(grid)), limits);
+}
+
+LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout layout,
+                             const int element_bytes, const Grid& grid, const Box& box,
+                             const ExecLimits& limits) {
   LaplacianPlan plan;
   plan.params = params;
   plan.layout = layout;
   plan.element_bytes = element_bytes;
   plan.axes = AxisRoles::of(layout);
   plan.mapping = resolve_mapping(layout, params.iterate, limits.gpu);
-  plan.box = grid.to_local(laplacian_update_box(grid));
+  plan.box = box;
   plan.spacing = grid.spacing;
   if (const auto problem = parameter_problem(params)) {
     plan.problem = problem->text;

@@ -106,6 +106,10 @@ struct LaplacianPlan {
 // cannot run there).
 LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, Layout layout, int element_bytes,
                              const Grid& grid, const ExecLimits& limits);
+// The same over part of the update box (`box`, local indices), e.g. the interior or a shell slab
+// of an overlapped step (which must not zero row ends: they may be other parts' points).
+LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, Layout layout, int element_bytes,
+                             const Grid& grid, const Box& box, const ExecLimits& limits);
 
 // What a deck asks for: nullopt (the deck's "auto") and 0 tile entries take the default of the
 // kernel on this backend.

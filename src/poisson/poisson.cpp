@@ -20,7 +20,7 @@ Box interior_box(const Grid& grid) {
       box.lo[d] = 1;
       box.hi[d] = grid.points[d] - 1;
     }
-  return box.intersect(grid.owned);
+  return box;
 }
 
 double point_count(const Grid& grid) {

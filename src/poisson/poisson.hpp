@@ -29,8 +29,12 @@ struct PoissonProblem {
 
 bool is_collapsed(const Grid& grid, int axis);
 bool is_boundary(const Grid& grid, const Index3& p);
-// The unknowns: the interior along non-collapsed axes.
+// The unknowns: the interior along non-collapsed axes (global indices).
 Box interior_box(const Grid& grid);
+// The unknowns this rank updates: the interior within its owned box (global indices).
+inline Box owned_interior(const Grid& grid) {
+  return grid.owned.intersect(interior_box(grid));
+}
 // Every point of the grid, as a double (the N of the error).
 double point_count(const Grid& grid);
 
@@ -69,18 +73,19 @@ PoissonFields<T, KokkosLayout> make_poisson_fields(const PoissonProblem& problem
   fields.u = allocate_field<T, KokkosLayout>("u", grid);
   fields.rhs = allocate_field<T, KokkosLayout>(
       "rhs", fields.has_rhs ? grid : Grid::whole({1, 1, 1}, {}, {}));
-  // Set on the host once, at set-up.
+  // Set on the host once, at set-up, over the allocated box (ghost layers included).
   auto u = Kokkos::create_mirror_view(fields.u);
   auto rhs = Kokkos::create_mirror_view(fields.rhs);
-  const Index3& n = grid.points;
-  for (Index k = 0; k < n[2]; ++k)
-    for (Index j = 0; j < n[1]; ++j)
-      for (Index i = 0; i < n[0]; ++i) {
+  const Box& b = grid.allocated;
+  for (Index k = b.lo[2]; k < b.hi[2]; ++k)
+    for (Index j = b.lo[1]; j < b.hi[1]; ++j)
+      for (Index i = b.lo[0]; i < b.hi[0]; ++i) {
         const Index3 p{i, j, k};
         const bool edge = is_boundary(grid, p);
-        u(i, j, k) = static_cast<T>(edge ? problem.boundary(p)
-                                         : (problem.initial ? problem.initial(p) : 0.0));
-        if (fields.has_rhs) rhs(i, j, k) = static_cast<T>(edge ? 0.0 : problem.rhs(p));
+        const Index li = i - b.lo[0], lj = j - b.lo[1], lk = k - b.lo[2];
+        u(li, lj, lk) = static_cast<T>(edge ? problem.boundary(p)
+                                            : (problem.initial ? problem.initial(p) : 0.0));
+        if (fields.has_rhs) rhs(li, lj, lk) = static_cast<T>(edge ? 0.0 : problem.rhs(p));
       }
   Kokkos::deep_copy(fields.u, u);
   if (fields.has_rhs) Kokkos::deep_copy(fields.rhs, rhs);

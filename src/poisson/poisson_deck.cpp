@@ -66,6 +66,7 @@ Schema poisson_schema(const std::string& solver) {
        Key("boundary", "z_low", T::real, "0.0",
            "on the z = first face (points on x or y faces keep theirs)"),
        Key("boundary", "z_high", T::real, "0.0", "on the z = last face")},
+      mpi_keys(),
       output_keys(),
   });
 }

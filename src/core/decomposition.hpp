@@ -1,0 +1,83 @@
+#pragma once
+// MPI domain decomposition shared by every solver: a Cartesian process grid over the global points,
+// each rank's owned box (uneven splits allowed) grown by one ghost layer towards each neighbour,
+// and the deterministic global sums the solvers' norms use (docs/ARCHITECTURE.md).
+#include <mpi.h>
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/grid.hpp"
+#include "core/mapping.hpp"
+
+namespace kstencil {
+
+using Dims3 = std::array<int, 3>;
+
+// [lo, hi) of part `part` when n points are split into `parts`: the first n % parts parts get one
+// point more.
+std::array<Index, 2> split_range(Index n, int parts, int part);
+
+// The process grid for `ranks` ranks over `points`: entries of `requested` > 0 are kept, 0 entries
+// are chosen (axes with one point get 1). Chosen entries minimise the points exchanged per step
+// (the total face area between ranks); ties split the slowest axis of `layout` most, whose faces
+// are contiguous in memory. The error names what is wrong and what would be valid.
+struct ProcessGridChoice {
+  Dims3 dims{1, 1, 1};
+  std::optional<std::string> problem;  // set when no valid process grid follows from `requested`
+  std::string allowed;                 // what would be valid, for the deck error
+};
+ProcessGridChoice choose_process_grid(const Index3& points, const Dims3& requested, int ranks,
+                                      Layout layout);
+
+// The part of `whole` a rank at `coords` holds: its owned box and the allocated box grown by one
+// ghost layer towards each neighbour.
+Grid part_of(const Grid& whole, const Dims3& dims, const Dims3& coords);
+
+// A rank's place in the process grid. Built collectively (MPI_Cart_create, no reordering, so a
+// rank keeps its number in the Cartesian communicator).
+struct Decomposition {
+  MPI_Comm comm = MPI_COMM_NULL;  // the Cartesian communicator (owned; see free())
+  Dims3 dims{1, 1, 1};
+  Dims3 coords{0, 0, 0};
+  int rank = 0, ranks = 1;
+  // Neighbour rank per axis and side (0 = lower, 1 = upper); MPI_PROC_NULL at the domain's walls.
+  std::array<std::array<int, 2>, 3> neighbour{};
+
+  bool has_neighbour(int axis, int side) const { return neighbour[axis][side] != MPI_PROC_NULL; }
+  // One rank alone (MPI_COMM_SELF, no neighbours): what a solver without a decomposition uses.
+  static Decomposition single() {
+    Decomposition d;
+    d.comm = MPI_COMM_SELF;
+    for (auto& sides : d.neighbour) sides = {MPI_PROC_NULL, MPI_PROC_NULL};
+    return d;
+  }
+  Grid local_grid(const Grid& whole) const { return part_of(whole, dims, coords); }
+};
+
+// Collective over `comm`: the Cartesian communicator for `dims` (product = ranks of comm).
+Decomposition decompose(MPI_Comm comm, const Dims3& dims);
+void free_decomposition(Decomposition& d);
+
+// Coordinates of `rank` in a dims-process grid, as MPI_Cart_create without reordering numbers
+// them (the last axis fastest).
+Dims3 coords_of(int rank, const Dims3& dims);
+
+// Owned box of each rank of a dims-process grid over `points` (rank order of MPI_Cart_create:
+// the last axis fastest), for checks and tests.
+Box owned_box(const Index3& points, const Dims3& dims, const Dims3& coords);
+
+// Sum over the ranks of comm of `local`, added in rank order on every rank: the same bits on every
+// rank and in every run with the same partial sums (MPI_Allreduce may add in any order).
+double global_sum(double local, MPI_Comm comm);
+std::vector<double> global_sums(const std::vector<double>& local, MPI_Comm comm);
+// Largest value of `local` over the ranks, and whether `local` holds on every rank.
+double global_max(double local, MPI_Comm comm);
+bool all_ranks(bool local, MPI_Comm comm);
+// Collective: the message of the lowest rank whose `local` message is not empty ("" if none), so
+// that every rank leaves a failed phase the same way.
+std::string agreed_error(const std::string& local, MPI_Comm comm);
+
+}  // namespace kstencil

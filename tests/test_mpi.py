@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""kstencil under mpiexec: runs on 2, 3, 4 and 8 ranks (1D, 2D and 3D process grids, uneven
+splits, overlap on and off) against the same deck on one rank, bitwise; bad process grids; a
+failure on one rank only.
+
+Usage: test_mpi.py KSTENCIL_BINARY SOURCE_DIR
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import h5py
+
+KSTENCIL = None
+SOURCE = None
+MPIEXEC = shutil.which("mpiexec")
+ENV = dict(os.environ, OMP_PROC_BIND="false", OMP_NUM_THREADS="1", KOKKOS_DISABLE_WARNINGS="1",
+           OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", KSTENCIL_PYTHON="/usr/bin/python3")
+
+
+def launch(ranks, args, cwd, timeout=300):
+    command = [MPIEXEC, "--oversubscribe", "-np", str(ranks), KSTENCIL] if ranks > 1 else [KSTENCIL]
+    return subprocess.run(command + args, cwd=cwd, env=ENV, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def datasets(folder):
+    """Every dataset of every step file of a run folder: {(file suffix, name): bytes, dtype}."""
+    out = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*.h5"))):
+        step = os.path.basename(path).rsplit("_", 1)[1]
+        with h5py.File(path) as f:
+            for name, d in f.items():
+                if isinstance(d, h5py.Dataset):
+                    out[(step, name)] = (d[...].tobytes(), d.dtype.str, d.shape)
+    return out
+
+
+class Ranks(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="kstencil-mpi-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def run_deck(self, ranks, deck, name, extra=()):
+        args = ["run", os.path.join(SOURCE, "inputs", deck), "output.root=" + self.dir,
+                "run.name=" + name, "output.overwrite=true"] + list(extra)
+        r = launch(ranks, args, self.dir)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(self.dir, name, "summary.json")) as f:
+            summary = json.load(f)
+        self.assertTrue(summary["verified"])
+        self.assertEqual(summary["ranks"], ranks)
+        return r, summary
+
+    def assert_same_fields(self, a, b):
+        one, many = datasets(os.path.join(self.dir, a)), datasets(os.path.join(self.dir, b))
+        self.assertTrue(one)
+        self.assertEqual(sorted(one), sorted(many))
+        for key in one:
+            self.assertEqual(one[key][1:], many[key][1:], key)
+            self.assertTrue(one[key][0] == many[key][0], "%s differs from one rank: %s" % (b, key))
+
+    # (ranks, dims, overlap): 1D, 2D and 3D process grids, uneven splits, chosen dims.
+    CASES = [(2, "[0, 0, 0]", "false"), (3, "[1, 3, 1]", "true"), (4, "[2, 1, 2]", "true"),
+             (4, "[0, 0, 0]", "false"), (8, "[2, 2, 2]", "true")]
+
+    def test_laplacian_fields_equal_one_rank(self):
+        grid = ["grid.nx=23", "grid.ny=19", "grid.nz=17"]
+        for layout, precision in (("right", "double"), ("left", "float")):
+            extra = grid + ["kernel.layout=" + layout, "run.precision=" + precision]
+            self.run_deck(1, "laplacian.toml", "one", extra)
+            for ranks, dims, overlap in self.CASES:
+                with self.subTest(layout=layout, ranks=ranks, dims=dims, overlap=overlap):
+                    name = "lap%d%s" % (ranks, overlap)
+                    r, summary = self.run_deck(ranks, "laplacian.toml", name, extra + [
+                        "mpi.dims=" + dims, "mpi.overlap=" + overlap])
+                    self.assertEqual(summary["mpi"]["ranks"], ranks)
+                    self.assertEqual(summary["verification"]["step_mismatches"], 0)
+                    self.assert_same_fields("one", name)
+                    # The console speaks once.
+                    self.assertEqual(r.stdout.count("verification"), 1, r.stdout)
+
+    def test_jacobi_1d_history_unchanged(self):
+        # Seed 004's problem as printed: the same lines at 2 and 4 ranks.
+        r1, _ = self.run_deck(1, "jacobi_1d.toml", "j1")
+        lines = [l for l in r1.stdout.splitlines() if l.startswith("Iteration") or "!" in l]
+        self.assertIn("Success!", lines)
+        for ranks in (2, 4):
+            r, _ = self.run_deck(ranks, "jacobi_1d.toml", "j%d" % ranks)
+            self.assertEqual(
+                [l for l in r.stdout.splitlines() if l.startswith("Iteration") or "!" in l], lines)
+
+    def test_jacobi_3d_solution_equals_one_rank(self):
+        extra = ["grid.nx=21", "grid.ny=17", "grid.nz=13", "jacobi.max_iterations=80",
+                 "jacobi.print_every=10"]
+        r1, s1 = self.run_deck(1, "poisson_3d.toml", "one", extra)
+        for ranks, dims, overlap in self.CASES:
+            with self.subTest(ranks=ranks, dims=dims, overlap=overlap):
+                name = "jac%d%s" % (ranks, overlap)
+                r, s = self.run_deck(ranks, "poisson_3d.toml", name, extra + [
+                    "mpi.dims=" + dims, "mpi.overlap=" + overlap])
+                # The iterate is bitwise; the printed errors are global sums in rank order.
+                self.assertEqual(s["iterations"], s1["iterations"])
+                self.assert_same_fields("one", name)
+                for a, b in zip(r1.stdout.splitlines(), r.stdout.splitlines()):
+                    if a.startswith("Iteration"):
+                        self.assertEqual(a, b)
+
+    def test_bad_process_grid_is_a_deck_error_said_once(self):
+        r = launch(2, ["run", os.path.join(SOURCE, "inputs", "laplacian.toml"), "mpi.dims=[3,1,1]",
+                       "output.root=" + self.dir], self.dir)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.count("kstencil: error:"), 1, r.stderr)
+        self.assertIn("[mpi] dims = [3, 1, 1]: the fixed entries' product 3 does not divide 2 ranks",
+                      r.stderr)
+        self.assertIn("allowed: 3 integers px, py, pz with px*py*pz = 2", r.stderr)
+        self.assertEqual(os.listdir(self.dir), [])
+        r = launch(4, ["run", os.path.join(SOURCE, "inputs", "laplacian.toml"), "grid.nx=3",
+                       "grid.ny=3", "grid.nz=3", "mpi.dims=[4,1,1]", "output.root=" + self.dir],
+                   self.dir)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("4 ranks along x leave a rank no point of the 3 along that axis", r.stderr)
+
+    def test_failure_on_one_rank_ends_every_rank(self):
+        # Rank 1 runs out of memory (its own address-space limit); rank 0 must not wait for it.
+        deck = os.path.join(SOURCE, "inputs", "laplacian.toml")
+        args = ["run", deck, "grid.nx=400", "grid.ny=400", "grid.nz=400", "output.enabled=false"]
+        command = [MPIEXEC, "--oversubscribe", "-np", "1", KSTENCIL] + args + [
+            ":", "-np", "1", "sh", "-c",
+            "ulimit -v 900000; exec " + " ".join([KSTENCIL] + args)]
+        r = subprocess.run(command, cwd=self.dir, env=ENV, capture_output=True, text=True,
+                           timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("kstencil: error on rank 1 of 2:", r.stderr)
+
+
+if __name__ == "__main__":
+    KSTENCIL, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    unittest.main(argv=sys.argv[:1], verbosity=2)
