@@ -518,16 +518,6 @@ class FdtdBadDecks(Workdir):
         self.expect_error(["media.block_hi=[1.5, 2.5, 3.5]"], "[media] block_hi",
                           'media.mode = "arrays"')
 
-    def test_several_ranks_are_refused(self):
-        env = dict(os.environ, OMP_PROC_BIND="false", OMPI_ALLOW_RUN_AS_ROOT="1",
-                   OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        r = subprocess.run([shutil.which("mpirun"), "--oversubscribe", "-np", "2", KSTENCIL, "run",
-                            self.deck(FDTD_DECK)], cwd=self.dir, env=env, capture_output=True,
-                           text=True, timeout=300)
-        self.assertNotEqual(r.returncode, 0)
-        self.assertIn("one MPI rank", r.stderr)
-        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")), "output was written")
-
     def test_probe_outside_the_domain(self):
         self.expect_error(["diagnostics.probes=[[1.5, 2.5, 9]]"], "[diagnostics] probes",
                           "probe 0")

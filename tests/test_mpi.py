@@ -7,6 +7,7 @@ Usage: test_mpi.py KSTENCIL_BINARY SOURCE_DIR
 """
 import glob
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -15,6 +16,7 @@ import tempfile
 import unittest
 
 import h5py
+import numpy as np
 
 KSTENCIL = None
 SOURCE = None
@@ -113,6 +115,80 @@ class Ranks(unittest.TestCase):
                 for a, b in zip(r1.stdout.splitlines(), r.stdout.splitlines()):
                     if a.startswith("Iteration"):
                         self.assertEqual(a, b)
+
+    def test_fdtd_fields_probes_and_energy_equal_one_rank(self):
+        # A source and a probe on rank boundaries (x = 12 splits 24 cells between 2 ranks), a
+        # block of other material across them; 60 steps: waves cross every boundary.
+        extra = ["grid.nx=24", "grid.ny=20", "grid.nz=18", "time.steps=60", "output.every=20",
+                 "media.block_lo=[12.0,5.0,5.0]", "media.block_hi=[20.0,15.0,15.0]",
+                 "source.position=[12.0,10.0,9.0]", "source.delay=10.0", "source.width=5.0",
+                 "source.frequency=0.1",
+                 "diagnostics.probes=[[12.0,10.0,9.0],[6.0,10.0,9.0],[18.0,4.0,12.0]]"]
+        self.run_deck(1, "fdtd_dipole.toml", "one", extra)
+        cells = 24 * 20 * 18
+        with open(os.path.join(self.dir, "one", "energy.csv")) as f:
+            energy_one = [l.split(",") for l in f.read().splitlines()[1:]]
+        for ranks, dims, overlap in self.CASES:
+            with self.subTest(ranks=ranks, dims=dims, overlap=overlap):
+                name = "fdtd%d%s" % (ranks, overlap)
+                self.run_deck(ranks, "fdtd_dipole.toml", name, extra + [
+                    "mpi.dims=" + dims, "mpi.overlap=" + overlap])
+                self.assert_same_fields("one", name)
+                with open(os.path.join(self.dir, "one", "probes.csv")) as a, \
+                        open(os.path.join(self.dir, name, "probes.csv")) as b:
+                    self.assertEqual(a.read(), b.read())
+                # The energy is a sum over every cell whose order follows the decomposition:
+                # recursive summation of n terms is exact to (n - 1) eps of the sum of their
+                # magnitudes, here at most the electric plus the magnetic part's magnitude.
+                with open(os.path.join(self.dir, name, "energy.csv")) as f:
+                    energy = [l.split(",") for l in f.read().splitlines()[1:]]
+                self.assertEqual(len(energy), len(energy_one))
+                for a, b in zip(energy_one, energy):
+                    self.assertEqual(a[:2], b[:2])
+                    bound = cells * 2.3e-16 * (abs(float(a[2])) + abs(float(a[3])))
+                    self.assertLessEqual(abs(float(a[4]) - float(b[4])), bound, (a, b))
+
+    def test_cg_iterations_and_solution_within_the_residual_bound(self):
+        extra = ["run.solver=cg", "grid.nx=21", "grid.ny=17", "grid.nz=13"]
+        _, s1 = self.run_deck(1, "poisson_3d.toml", "one", extra)
+        u1 = datasets(os.path.join(self.dir, "one"))
+        # Both runs keep the boundary values, so u_a - u_b lives on the interior, where A is the
+        # SPD Dirichlet Laplacian with smallest eigenvalue sum_a 4 c_a sin^2(pi / (2 (n_a - 1))):
+        # ||u_a - u_b|| <= (||r_a|| + ||r_b||) / lambda_min, ||r|| = error d sqrt(N) (the true
+        # error recomputed from u).
+        h, n = 0.015625, (21, 17, 13)
+        c = 1 / (h * h)
+        lam = sum(4 * c * math.sin(math.pi / (2 * (m - 1))) ** 2 for m in n)
+        d, points = 6 * c, n[0] * n[1] * n[2]
+        for ranks, dims, _ in self.CASES:
+            with self.subTest(ranks=ranks, dims=dims):
+                name = "cg%d" % ranks
+                _, s = self.run_deck(ranks, "poisson_3d.toml", name, extra + ["mpi.dims=" + dims])
+                self.assertEqual(s["iterations"], s1["iterations"])
+                u = datasets(os.path.join(self.dir, name))
+                (key,) = u1.keys()
+                a = np.frombuffer(u1[key][0], dtype=u1[key][1])
+                b = np.frombuffer(u[key][0], dtype=u[key][1])
+                bound = (s1["true_error"] + s["true_error"]) * d * math.sqrt(points) / lam
+                self.assertLessEqual(float(np.linalg.norm(a - b)), bound)
+
+    def test_paraview_reads_a_four_rank_run(self):
+        self.run_deck(4, "laplacian.toml", "four", ["grid.nx=23", "grid.ny=19", "grid.nz=17"])
+        self.run_deck(1, "laplacian.toml", "one", ["grid.nx=23", "grid.ny=19", "grid.nz=17"])
+        self.assert_same_fields("one", "four")
+        self.assertIsNotNone(shutil.which("pvbatch"), "pvbatch not found (make test installs it)")
+        r = subprocess.run(["xvfb-run", "-a", "pvbatch",
+                            os.path.join(SOURCE, "tests", "paraview_check.py"),
+                            os.path.join(self.dir, "four", "four.xdmf")],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("lap_u", r.stdout)
+
+    def test_cg_refuses_overlap(self):
+        r = launch(2, ["run", os.path.join(SOURCE, "inputs", "poisson_3d.toml"), "run.solver=cg",
+                       "mpi.overlap=true", "output.root=" + self.dir], self.dir)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("[mpi] overlap = true: CG applies its operator with one spmv", r.stderr)
 
     def test_bad_process_grid_is_a_deck_error_said_once(self):
         r = launch(2, ["run", os.path.join(SOURCE, "inputs", "laplacian.toml"), "mpi.dims=[3,1,1]",

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/exec_space.hpp"
+#include "core/halo.hpp"
 #include "jacobi/jacobi.hpp"
 #include "poisson/operator.hpp"
 #include "poisson/poisson.hpp"
@@ -26,7 +27,10 @@ struct CgStop {
 template <class T, class KokkosLayout>
 class CgSolver {
  public:
-  explicit CgSolver(const PoissonProblem& problem);
+  // Several ranks: `d` cut the problem's grid; the halo of u and p is exchanged before each spmv
+  // and every dot product is summed over the ranks in rank order.
+  explicit CgSolver(const PoissonProblem& problem,
+                    const Decomposition& d = Decomposition::single());
   // Iterates until the error is at most the tolerance or max_iterations are done, calling
   // on_error(k, error) for the error after k = 0, 1, ... iterations.
   SolveResult solve(const CgStop& stop,
@@ -37,17 +41,22 @@ class CgSolver {
     double error, relative;
   };
   Residual residual() const;
-  // The current iterate over the whole grid, x fastest (host memory).
+  // The current iterate over this rank's owned box, x fastest (host memory).
   std::vector<T> solution_host() const;
+  const HaloExchange<T, KokkosLayout>& halo() const { return halo_; }
   const PoissonMatrix<T>& matrix() const { return a_; }
   // Bytes one iteration moves at least: the matrix once, and the vectors each kernel reads/writes.
   double bytes_per_iteration() const;
 
  private:
   Grid grid_;
+  MPI_Comm comm_;
   PoissonCoefficients coefficients_;
   PoissonMatrix<T> a_;
   Field<T, KokkosLayout> u_, b_, r_, p_, ap_;
+  mutable HaloExchange<T, KokkosLayout> halo_;
+  // x . y over every rank (ghost entries of y are 0).
+  double dot(const FlatVector<T>& x, const FlatVector<T>& y) const;
 };
 
 // The assembled operator against the matrix-free Jacobi kernel on random fields: one Jacobi update

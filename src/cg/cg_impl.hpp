@@ -16,8 +16,11 @@
 namespace kstencil {
 
 template <class T, class KokkosLayout>
-CgSolver<T, KokkosLayout>::CgSolver(const PoissonProblem& problem)
-    : grid_(problem.grid), coefficients_(poisson_coefficients(grid_)) {
+CgSolver<T, KokkosLayout>::CgSolver(const PoissonProblem& problem, const Decomposition& d)
+    : grid_(problem.grid),
+      comm_(d.comm),
+      coefficients_(poisson_coefficients(grid_)),
+      halo_(grid_, d, HaloSides::both, 1) {
   const auto fields = make_poisson_fields<T, KokkosLayout>(problem);
   u_ = fields.u;
   b_ = poisson_rhs_vector<T, KokkosLayout>(grid_, fields);
@@ -32,10 +35,11 @@ SolveResult CgSolver<T, KokkosLayout>::solve(
     const CgStop& stop, const std::function<void(std::int64_t, double)>& on_error) {
   const auto u = flat(u_), r = flat(r_), p = flat(p_), ap = flat(ap_);
   const double scale = coefficients_.diagonal * std::sqrt(point_count(grid_));
-  KokkosSparse::spmv("N", T(1), a_, u, T(0), r);  // r = b - A u
+  halo_.exchange({u_});
+  KokkosSparse::spmv("N", T(1), a_, u, T(0), r);  // r = b - A u (0 at ghost points)
   KokkosBlas::axpby(T(1), flat(b_), T(-1), r);
   Kokkos::deep_copy(p, r);
-  double rr = KokkosBlas::dot(r, r);
+  double rr = dot(r, r);
 
   SolveResult result;
   std::int64_t k = 0;
@@ -46,11 +50,11 @@ SolveResult CgSolver<T, KokkosLayout>::solve(
   };
   record();
   while (result.error > stop.tolerance && k < stop.max_iterations) {
-    KokkosSparse::spmv("N", T(1), a_, p, T(0), ap);
-    const T alpha = static_cast<T>(rr / KokkosBlas::dot(p, ap));
+    halo_.step({p_}, 0, [&](int) { KokkosSparse::spmv("N", T(1), a_, p, T(0), ap); });
+    const T alpha = static_cast<T>(rr / dot(p, ap));
     KokkosBlas::axpby(alpha, p, T(1), u);    // u += alpha p
     KokkosBlas::axpby(-alpha, ap, T(1), r);  // r -= alpha A p
-    const double rr_next = KokkosBlas::dot(r, r);
+    const double rr_next = dot(r, r);
     const T beta = static_cast<T>(rr_next / rr);
     rr = rr_next;
     KokkosBlas::axpby(T(1), r, beta, p);  // p = r + beta p
@@ -63,18 +67,28 @@ SolveResult CgSolver<T, KokkosLayout>::solve(
 }
 
 template <class T, class KokkosLayout>
+double CgSolver<T, KokkosLayout>::dot(const FlatVector<T>& x, const FlatVector<T>& y) const {
+  return global_sum(static_cast<double>(KokkosBlas::dot(x, y)), comm_);
+}
+
+template <class T, class KokkosLayout>
 typename CgSolver<T, KokkosLayout>::Residual CgSolver<T, KokkosLayout>::residual() const {
   const auto r = allocate_field<T, KokkosLayout>("cg_residual", grid_);
+  halo_.exchange({u_});
   KokkosSparse::spmv("N", T(1), a_, flat(u_), T(0), flat(r));
   KokkosBlas::axpby(T(1), flat(b_), T(-1), flat(r));
-  const double norm = KokkosBlas::nrm2(flat(r)), b_norm = KokkosBlas::nrm2(flat(b_));
+  const auto norm_of = [&](const FlatVector<T>& x) {
+    const double local = KokkosBlas::nrm2(x);
+    return std::sqrt(global_sum(local * local, comm_));
+  };
+  const double norm = norm_of(flat(r)), b_norm = norm_of(flat(b_));
   return {norm / (coefficients_.diagonal * std::sqrt(point_count(grid_))),
           b_norm > 0 ? norm / b_norm : norm};
 }
 
 template <class T, class KokkosLayout>
 std::vector<T> CgSolver<T, KokkosLayout>::solution_host() const {
-  return to_host_x_fastest(u_, grid_, grid_.global());
+  return to_host_x_fastest(u_, grid_, grid_.owned);
 }
 
 template <class T, class KokkosLayout>
@@ -116,24 +130,28 @@ OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiPlan&
   JacobiSolver<T, KokkosLayout> jacobi(problem, plan);
   jacobi.iterate(false);
 
-  const Box all = grid.global();
+  // Every value of this rank's allocated box (ghost layers hold the neighbours' random values),
+  // the update at its owned points.
+  const Box all = grid.allocated;
   const auto u = to_host_x_fastest(fields.u, grid, all);
-  const auto f = to_host_x_fastest(fields.rhs, grid, all);
+  const auto f = fields.has_rhs ? to_host_x_fastest(fields.rhs, grid, all) : std::vector<T>();
   const auto au_host = to_host_x_fastest(au, grid, all);
   const auto updated = jacobi.solution_host();
   const PoissonCoefficients c = poisson_coefficients(grid);
-  const Index3& n = grid.points;
+  const Index3 n = all.extents();
   const Index stride[3] = {1, n[0], n[0] * n[1]};
+  const Box& o = grid.owned;
   // The two evaluations each round a sum of at most 7 terms, and the diagonal (spmv) or its
   // inverse (the kernel) is rounded to T: together at most about 20 eps S / d, S the sum of the
   // terms' magnitudes. The bound takes twice that. A wrong coefficient or column is off by
   // O(|u|), 10^5 times more in float.
   const double eps = std::numeric_limits<T>::epsilon();
   OperatorCheck check;
-  for (Index k = 0; k < n[2]; ++k)
-    for (Index j = 0; j < n[1]; ++j)
-      for (Index i = 0; i < n[0]; ++i) {
-        const Index q = i + n[0] * (j + n[1] * k);
+  std::size_t owned_index = 0;
+  for (Index k = o.lo[2]; k < o.hi[2]; ++k)
+    for (Index j = o.lo[1]; j < o.hi[1]; ++j)
+      for (Index i = o.lo[0]; i < o.hi[0]; ++i, ++owned_index) {
+        const Index q = (i - all.lo[0]) + n[0] * ((j - all.lo[1]) + n[1] * (k - all.lo[2]));
         const bool edge = is_boundary(grid, {i, j, k});
         const double d = edge ? 1.0 : c.diagonal;
         const double b = edge ? u[q] : -static_cast<double>(f[q]);
@@ -145,7 +163,7 @@ OperatorCheck check_operator_against_stencil(const Grid& grid, const JacobiPlan&
                   c.c[axis] * (std::abs(u[q - stride[axis]]) + std::abs(u[q + stride[axis]]));
         const double expected = u[q] + (b - au_host[q]) / d;
         const double bound = 40 * eps * (magnitude / d + std::abs(u[q]));
-        const double ratio = std::abs(updated[q] - expected) / bound;
+        const double ratio = std::abs(updated[owned_index] - expected) / bound;
         check.max_bound_ratio = std::max(check.max_bound_ratio, ratio);
         check.violations += ratio > 1;
       }

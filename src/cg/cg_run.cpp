@@ -12,17 +12,26 @@
 
 namespace kstencil {
 
-CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
+CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits, const int rank,
+                           const int ranks) {
   CgSetup s;
   s.problem = poisson_problem_from_deck(deck);
+  s.layout = kernel_traits_from_deck(deck).layout;
+  s.mpi = mpi_config_from_deck(deck, s.problem.grid.points, rank, ranks, s.layout, limits);
+  if (!deck.is_auto("mpi", "overlap") && deck.boolean("mpi", "overlap"))
+    throw deck.error("mpi", "overlap",
+                     "CG applies its operator with one spmv over every row: nothing to overlap",
+                     "false or \"auto\" for CG");
+  s.mpi.overlap = false;
+  s.problem.grid = s.mpi.local_grid(s.problem.grid);
   const Grid& grid = s.problem.grid;
-  if (point_count(grid) > std::numeric_limits<int>::max())
-    throw deck.error("grid", "nx", "CG's matrix has int row indices: too many points",
-                     "nx * ny * nz at most " + std::to_string(std::numeric_limits<int>::max()));
+  if (static_cast<double>(grid.allocated.size()) > std::numeric_limits<int>::max())
+    throw deck.error("grid", "nx", "CG's matrix has int row indices: too many points per rank",
+                     "nx * ny * nz at most " + std::to_string(std::numeric_limits<int>::max()) +
+                         " per rank (more ranks, or a smaller grid)");
   s.stop = {deck.real("cg", "tolerance"), deck.integer("cg", "max_iterations")};
   s.print_every = deck.integer("cg", "print_every");
   s.single_precision = deck.string("run", "precision") == "float";
-  s.layout = kernel_traits_from_deck(deck).layout;
   s.check_plan = plan_jacobi(
       default_jacobi_kernel(limits, grid, s.layout, IterOrder::automatic, NormStrategy::reduce),
       grid, limits);
@@ -33,37 +42,43 @@ namespace {
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
-              const std::string& deck_path, MPI_Comm comm) {
+              const std::string& deck_path, MPI_Comm world) {
+  Decomposition d = decompose(world, s.mpi.dims);
+  MPI_Comm comm = d.comm;
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
-  RunReport report("cg", default_exec_limits(), rank_count(comm));
+  RunReport report("cg", default_exec_limits(), d.ranks);
   const Grid& g = s.problem.grid;
 
-  const OperatorCheck check = check_operator_against_stencil<T, KokkosLayout>(g, s.check_plan);
+  OperatorCheck check = check_operator_against_stencil<T, KokkosLayout>(g, s.check_plan);
+  check.max_bound_ratio = global_max(check.max_bound_ratio, comm);
+  check.violations = static_cast<std::int64_t>(global_sum(double(check.violations), comm));
+  check.passed = check.violations == 0;
   {  // The first launches of each Kokkos Kernels kernel, outside the timed solve.
-    CgSolver<T, KokkosLayout> warm_up(s.problem);
+    CgSolver<T, KokkosLayout> warm_up(s.problem, d);
     warm_up.solve({std::numeric_limits<double>::min(), 2});
   }
 
-  CgSolver<T, KokkosLayout> solver(s.problem);
+  CgSolver<T, KokkosLayout> solver(s.problem, d);
   const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm);
   const auto residual = solver.residual();
 
   const SolveResult& result = solve.result;
-  const double per_iteration_s = result.iterations > 0 ? solve.seconds / result.iterations : 0;
-  const double bytes = solver.bytes_per_iteration();
-  const CopyBandwidth copy =
-      measure_copy_bandwidth(static_cast<std::int64_t>(point_count(g)), sizeof(T), 2, 20);
+  const double seconds = global_max(solve.seconds, comm);  // the slowest rank's
+  const double per_iteration_s = result.iterations > 0 ? seconds / result.iterations : 0;
+  const double bytes = global_sum(solver.bytes_per_iteration(), comm);
+  CopyBandwidth copy = measure_copy_bandwidth(g.owned.size(), sizeof(T), 2, 20);
+  copy.gbs = global_sum(copy.gbs, comm);
   const double gbs = per_iteration_s > 0 ? bytes / per_iteration_s * 1e-9 : 0;
 
   report.fact("layout", to_string(s.layout));
   report_solve(report, g, s.single_precision ? "float" : "double",
-               "layout " + to_string(s.layout) + ", " + std::to_string(solver.matrix().nnz()) +
-                   " matrix entries",
+               "layout " + to_string(s.layout) + ", " +
+                   fmt("%.0f", global_sum(double(solver.matrix().nnz()), comm)) + " matrix entries",
                s.stop.tolerance, s.stop.max_iterations, solve);
   report.fact("true_error", residual.error)
       .fact("relative_residual", residual.relative)
       .fact("time_per_iteration_s", per_iteration_s)
-      .fact("matrix_nonzeros", solver.matrix().nnz())
+      .fact("matrix_nonzeros", global_sum(double(solver.matrix().nnz()), comm))
       .fact("bytes_per_iteration", bytes)
       .fact("effective_gbs", gbs)
       .fact("copy_gbs", copy.gbs)
@@ -93,14 +108,20 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
   write_poisson_output(
       report, deck, folder,
       {"cg", g, u.data(), s.single_precision, &result, {{"layout", to_string(s.layout)}}}, comm);
-  return report.finish(folder, deck, comm);
+  describe_halo(report, {d, false, solver.halo().path(), solver.halo().times});
+  const int status = report.finish(folder, deck, comm);
+  free_decomposition(d);
+  return status;
 }
 
 }  // namespace
 
 int run_cg_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  require_one_rank(comm, "CG");
-  const CgSetup setup = cg_setup_from_deck(deck, default_exec_limits());
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const CgSetup setup = agreed_setup(comm, [&] {
+    return cg_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
+  });
   return run_with_types(setup.single_precision, setup.layout,
                         [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }

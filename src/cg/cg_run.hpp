@@ -11,7 +11,8 @@
 namespace kstencil {
 
 struct CgSetup {
-  PoissonProblem problem;
+  PoissonProblem problem;  // its grid: this rank's part
+  MpiConfig mpi;
   Layout layout = Layout::right;
   JacobiPlan check_plan;  // of the Jacobi kernel the operator is checked against
   CgStop stop;
@@ -20,7 +21,8 @@ struct CgSetup {
 };
 
 // The run the deck asks for on `limits`; throws DeckError for what the schema alone cannot reject.
-CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits);
+// Rank `rank` of `ranks`.
+CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits, int rank = 0, int ranks = 1);
 
 // Runs the deck; returns the process exit status (0 verified, 1 verification failed).
 int run_cg_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);

@@ -5,7 +5,9 @@
 #include <mpi.h>
 
 #include <array>
+#include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,56 @@ Dims3 coords_of(int rank, const Dims3& dims);
 // Owned box of each rank of a dims-process grid over `points` (rank order of MPI_Cart_create:
 // the last axis fastest), for checks and tests.
 Box owned_box(const Index3& points, const Dims3& dims, const Dims3& coords);
+
+template <class T>
+MPI_Datatype mpi_type() {
+  return sizeof(T) == 4 ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+// Collective: on rank 0, every rank's values of its `box` (x fastest) placed into one x-fastest
+// vector over `whole` (boxes must tile it); other ranks get an empty vector. For checks against
+// one-domain references.
+template <class T>
+std::vector<T> gather_boxes(const std::vector<T>& local, const Box& box, const Box& whole,
+                            MPI_Comm comm) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  std::array<long long, 6> mine{box.lo[0], box.lo[1], box.lo[2], box.hi[0], box.hi[1], box.hi[2]};
+  std::vector<long long> boxes(rank == 0 ? 6 * static_cast<std::size_t>(ranks) : 0);
+  MPI_Gather(mine.data(), 6, MPI_LONG_LONG, boxes.data(), 6, MPI_LONG_LONG, 0, comm);
+  std::vector<int> counts(ranks, 0), offsets(ranks, 0);
+  std::vector<T> all;
+  if (rank == 0) {
+    long long total = 0;
+    for (int r = 0; r < ranks; ++r) {
+      long long n = 1;
+      for (int d = 0; d < 3; ++d) n *= boxes[6 * r + 3 + d] - boxes[6 * r + d];
+      counts[r] = static_cast<int>(n);
+      offsets[r] = static_cast<int>(total);
+      total += n;
+      if (total > std::numeric_limits<int>::max())
+        throw std::length_error("gather_boxes: more than 2^31 values for one rank");
+    }
+    all.resize(static_cast<std::size_t>(total));
+  }
+  MPI_Gatherv(local.data(), static_cast<int>(local.size()), mpi_type<T>(), all.data(),
+              counts.data(), offsets.data(), mpi_type<T>(), 0, comm);
+  if (rank != 0) return {};
+  const Index3 n = whole.extents();
+  std::vector<T> out(static_cast<std::size_t>(whole.size()));
+  for (int r = 0; r < ranks; ++r) {
+    std::size_t q = static_cast<std::size_t>(offsets[r]);
+    const long long* b = &boxes[6 * static_cast<std::size_t>(r)];
+    for (Index k = b[2]; k < b[5]; ++k)
+      for (Index j = b[1]; j < b[4]; ++j)
+        for (Index i = b[0]; i < b[3]; ++i)
+          out[static_cast<std::size_t>((i - whole.lo[0]) +
+                                       n[0] * ((j - whole.lo[1]) + n[1] * (k - whole.lo[2])))] =
+              all[q++];
+  }
+  return out;
+}
 
 // Sum over the ranks of comm of `local`, added in rank order on every rank: the same bits on every
 // rank and in every run with the same partial sums (MPI_Allreduce may add in any order).

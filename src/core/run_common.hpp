@@ -19,16 +19,6 @@
 
 namespace kstencil {
 
-// A solver not decomposed yet refuses several ranks rather than have every rank compute and write
-// the whole grid.
-inline void require_one_rank(MPI_Comm comm, const std::string& solver) {
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
-  if (ranks > 1)
-    throw DeckError("the " + solver + " solver runs on one MPI rank for now (got " +
-                    std::to_string(ranks) + ")");
-}
-
 // What [mpi] asks for, checked against the grid and the ranks.
 struct MpiConfig {
   Dims3 dims{1, 1, 1};

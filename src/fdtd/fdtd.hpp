@@ -17,6 +17,7 @@
 #include "core/exec_space.hpp"
 #include "core/field.hpp"
 #include "core/grid.hpp"
+#include "core/halo.hpp"
 #include "core/mapping.hpp"
 
 namespace kstencil {
@@ -133,6 +134,7 @@ struct ProbeRecord {
 struct FdtdLaunch {
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
   std::array<std::int64_t, 3> tile{1, 1, 1};
+  int column_start = 0;   // column variant: first cell along the slowest axis (local index)
   int column_length = 0;  // column variant: cells along the slowest axis per work item
 };
 
@@ -149,16 +151,25 @@ struct FdtdPlan {
   std::string describe() const;
 };
 
+// The plan over every cell (one rank), or over `cells` (local indices of `nodes`, this rank's part
+// of problem.nodes()): its owned cells, or a part of an overlapped update.
 FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem,
                    const ExecLimits& limits);
+FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, const Box& cells,
+                   const ExecLimits& limits);
+// The cells a rank updates (local indices of `nodes`): its owned nodes that are cells.
+Box owned_cells(const FdtdProblem& problem, const Grid& nodes);
 
 // The solver state on the default execution space.
 template <class T, class KokkosLayout>
 class YeeSolver {
  public:
-  // `plan`: made for the problem's cells and this layout, without a problem (else throws
-  // std::invalid_argument).
-  YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan);
+  // `plan`: made for the problem's cells (this rank's owned cells) and this layout, without a
+  // problem (else throws std::invalid_argument). Several ranks: `d` cuts the node grid;
+  // `overlap_plans` (interior, then the shell) update while the halo is in flight.
+  YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan,
+            const Decomposition& d = Decomposition::single(),
+            std::vector<FdtdPlan> overlap_plans = {});
 
   // One leapfrog step n -> n+1: H^(n-1/2) -> H^(n+1/2), E^n -> E^(n+1), then the source.
   // With `energy`, also returns the energy at time n dt (costs one more pass over E and a
@@ -172,12 +183,19 @@ class YeeSolver {
   double dt() const { return dt_; }
 
   // Values at the probes' array indices (per component, see probe_indices()): E at time n dt and
-  // H at (n - 1/2) dt, n = steps_done().
+  // H at (n - 1/2) dt, n = steps_done(). Collective: every rank gets every value.
   ProbeRecord probe(const std::vector<std::array<Index3, 6>>& indices) const;
-  // Component c (0-5) over its lattice, x fastest (host memory), for output and checks.
+  // Component c (0-5) over this rank's part of its lattice (component_box), x fastest (host
+  // memory), for output and checks.
   std::vector<T> component_host(int c) const;
+  Box component_box(int c) const;  // global indices
   const FdtdProblem& problem() const { return problem_; }
   const FdtdPlan& plan() const { return plan_; }
+  const Grid& nodes() const { return grid_; }  // this rank's part of problem().nodes()
+  MPI_Comm comm() const { return comm_; }
+  HaloTimes halo_times() const;  // both half-steps' exchanges and updates, per step
+  std::string halo_path() const { return halo_h_.path(); }
+  void reset_halo_times();
 
   struct Fields {
     Field<T, KokkosLayout> e[3], h[3];
@@ -189,7 +207,11 @@ class YeeSolver {
  private:
   FdtdProblem problem_;
   FdtdPlan plan_;
+  std::vector<FdtdPlan> overlap_plans_;
   Grid grid_;
+  MPI_Comm comm_;
+  // H reads E from above, E reads H from below: each half-step fills one side's ghosts.
+  HaloExchange<T, KokkosLayout> halo_e_, halo_h_;
   double dt_;
   std::int64_t step_ = 0;
   Fields fields_;
@@ -215,7 +237,10 @@ struct FdtdVerification {
   std::int64_t reference_mismatches = 0;
   bool passed = false;
 };
+// Several ranks: every rank calls it with its plans (collective); the reference runs on rank 0.
 template <class T, class KokkosLayout>
-FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan);
+FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
+                             const Decomposition& d = Decomposition::single(),
+                             const std::vector<FdtdPlan>& overlap_plans = {});
 
 }  // namespace kstencil

@@ -18,9 +18,10 @@ struct FillMaterials {
   // Kokkos::Array, not std::array: usable in device code.
   Kokkos::Array<double, 3> block_lo, block_hi, origin, spacing;
   double dt;
+  Kokkos::Array<Index, 3> offset;  // global index of the local (0, 0, 0)
 
   static FillMaterials of(const typename YeeSolver<T, KokkosLayout>::Fields& f,
-                          const FdtdProblem& p, double dt) {
+                          const FdtdProblem& p, double dt, const Index3& offset) {
     const Media& m = p.media;
     return {f.ca,
             f.cb,
@@ -34,14 +35,15 @@ struct FillMaterials {
             {m.block_hi[0], m.block_hi[1], m.block_hi[2]},
             {p.origin[0], p.origin[1], p.origin[2]},
             {p.spacing[0], p.spacing[1], p.spacing[2]},
-            dt};
+            dt,
+            {offset[0], offset[1], offset[2]}};
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
-    const int index[3] = {i, j, k};
+    const Index index[3] = {i + offset[0], j + offset[1], k + offset[2]};
     bool inside = has_block;
     for (int d = 0; d < 3; ++d) {
-      const double x = origin[d] + index[d] * spacing[d];
+      const double x = origin[d] + static_cast<double>(index[d]) * spacing[d];
       inside = inside && x >= block_lo[d] && x <= block_hi[d];
     }
     const Material& m = inside ? block : background;
@@ -81,7 +83,9 @@ struct GatherProbes {
   Kokkos::View<double* [6]> out;
   Kokkos::View<const int* [6][3]> where;
   Field<T, KokkosLayout> f0, f1, f2, f3, f4, f5;
+  // A point another rank owns has index -1: 0 here, its value there.
   KOKKOS_INLINE_FUNCTION double at(const Field<T, KokkosLayout>& f, int p, int c) const {
+    if (where(p, c, 0) < 0) return 0;
     return f(where(p, c, 0), where(p, c, 1), where(p, c, 2));
   }
   KOKKOS_INLINE_FUNCTION void operator()(const int p) const {
@@ -96,8 +100,11 @@ struct GatherProbes {
 
 template <class T, class KokkosLayout>
 YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fields& f,
-                                   const FdtdProblem& problem, double dt) {
+                                   const FdtdProblem& problem, double dt, const Grid& nodes) {
   YeeViews<T, KokkosLayout> v;
+  v.oi = static_cast<int>(nodes.allocated.lo[0]);
+  v.oj = static_cast<int>(nodes.allocated.lo[1]);
+  v.ok = static_cast<int>(nodes.allocated.lo[2]);
   v.ex = f.e[0];
   v.ey = f.e[1];
   v.ez = f.e[2];
@@ -125,8 +132,16 @@ YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fi
 }  // namespace fdtd_detail
 
 template <class T, class KokkosLayout>
-YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan)
-    : problem_(problem), plan_(plan), grid_(problem.nodes()), dt_(problem.dt()) {
+YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan,
+                                      const Decomposition& d, std::vector<FdtdPlan> overlap_plans)
+    : problem_(problem),
+      plan_(plan),
+      overlap_plans_(std::move(overlap_plans)),
+      grid_(d.local_grid(problem.nodes())),
+      comm_(d.comm),
+      halo_e_(grid_, d, HaloSides::upper, 3),
+      halo_h_(grid_, d, HaloSides::lower, 3),
+      dt_(problem.dt()) {
   if (plan_.problem) throw std::invalid_argument("FDTD plan not valid: " + *plan_.problem);
   if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.cells != problem_.cells)
     throw std::invalid_argument("FDTD plan made for other fields");
@@ -146,7 +161,8 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
     Kokkos::parallel_for("kstencil::fdtd::materials",
                          Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
                              {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
-                         fdtd_detail::FillMaterials<T, KokkosLayout>::of(fields_, problem_, dt_));
+                         fdtd_detail::FillMaterials<T, KokkosLayout>::of(fields_, problem_, dt_,
+                                                                         grid_.allocated.lo));
   }
   initialize();
 }
@@ -156,17 +172,20 @@ void YeeSolver<T, KokkosLayout>::initialize() {
   if (!problem_.cavity) return;
   // E^0 = the mode's shape, computed on the host (one definition for every backend).
   const auto shape = cavity_mode_shape(problem_, *problem_.cavity);
+  // Ghost layers included: the H update below reads E from the rank above.
+  const Box& b = grid_.allocated;
   for (int c = 0; c < 3; ++c) {
     auto host = Kokkos::create_mirror_view(fields_.e[c]);
-    for (Index k = 0; k <= problem_.cells[2]; ++k)
-      for (Index j = 0; j <= problem_.cells[1]; ++j)
-        for (Index i = 0; i <= problem_.cells[0]; ++i)
-          host(i, j, k) = static_cast<T>(cavity_mode_e(problem_, shape, c, {i, j, k}));
+    for (Index k = b.lo[2]; k < b.hi[2]; ++k)
+      for (Index j = b.lo[1]; j < b.hi[1]; ++j)
+        for (Index i = b.lo[0]; i < b.hi[0]; ++i)
+          host(i - b.lo[0], j - b.lo[1], k - b.lo[2]) =
+              static_cast<T>(cavity_mode_e(problem_, shape, c, {i, j, k}));
     Kokkos::deep_copy(fields_.e[c], host);
   }
   // H^(-1/2) = (dt/2) curl E^0 / mu: the H update backwards by half a step from H = 0, with the
   // background material (the mode is an eigenmode of a uniform cavity).
-  auto v = fdtd_detail::views_of<T, KokkosLayout>(fields_, problem_, dt_);
+  auto v = fdtd_detail::views_of<T, KokkosLayout>(fields_, problem_, dt_, grid_);
   v.db0 = static_cast<T>(-dt_ / (2 * problem_.media.background.mu));
   fdtd_detail::launch_update<false>("kstencil::fdtd::init_h", plan_,
                                     fdtd_detail::UpdateH<T, KokkosLayout, false>{v});
@@ -175,41 +194,50 @@ void YeeSolver<T, KokkosLayout>::initialize() {
 template <class T, class KokkosLayout>
 std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
   using namespace fdtd_detail;
-  const auto v = views_of<T, KokkosLayout>(fields_, problem_, dt_);
+  const auto v = views_of<T, KokkosLayout>(fields_, problem_, dt_, grid_);
   const bool arrays = problem_.media.mode == MediaMode::arrays;
-  std::optional<EnergyRecord> record;
+  const int parts = static_cast<int>(overlap_plans_.size());
+  const auto plan_of = [&](int part) -> const FdtdPlan& {
+    return part < 0 ? plan_ : overlap_plans_[part];
+  };
+  double electric = 0, magnetic = 0;
   if (energy) {
-    double electric = 0;
-    const Index3 n = grid_.local_extents();
-    const Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>> all(
-        {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])});
+    // Over the owned nodes: the ranks' sums add up to the whole grid's.
+    const Box o = grid_.to_local(grid_.owned);
+    const Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>> owned(
+        {int(o.lo[0]), int(o.lo[1]), int(o.lo[2])}, {int(o.hi[0]), int(o.hi[1]), int(o.hi[2])});
     if (arrays)
-      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", all,
+      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", owned,
                               ElectricEnergy<T, KokkosLayout, true>{v}, electric);
     else
-      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", all,
+      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", owned,
                               ElectricEnergy<T, KokkosLayout, false>{v}, electric);
-    const double magnetic = arrays ? launch_update<true>("kstencil::fdtd::update_h", plan_,
-                                                         UpdateH<T, KokkosLayout, true>{v})
-                                   : launch_update<true>("kstencil::fdtd::update_h", plan_,
-                                                         UpdateH<T, KokkosLayout, false>{v});
-    const double half_volume = 0.5 * problem_.cell_volume();
-    record = EnergyRecord{step_, time(), half_volume * electric, half_volume * magnetic};
-  } else if (arrays) {
-    launch_update<false>("kstencil::fdtd::update_h", plan_, UpdateH<T, KokkosLayout, true>{v});
-  } else {
-    launch_update<false>("kstencil::fdtd::update_h", plan_, UpdateH<T, KokkosLayout, false>{v});
   }
-  if (arrays)
-    launch_update<false>("kstencil::fdtd::update_e", plan_, UpdateE<T, KokkosLayout, true>{v});
-  else
-    launch_update<false>("kstencil::fdtd::update_e", plan_, UpdateE<T, KokkosLayout, false>{v});
-  if (problem_.source) {
+  halo_e_.step({fields_.e[0], fields_.e[1], fields_.e[2]}, parts, [&](int part) {
+    const char* label = "kstencil::fdtd::update_h";
+    if (energy)
+      magnetic +=
+          arrays ? launch_update<true>(label, plan_of(part), UpdateH<T, KokkosLayout, true>{v})
+                 : launch_update<true>(label, plan_of(part), UpdateH<T, KokkosLayout, false>{v});
+    else if (arrays)
+      launch_update<false>(label, plan_of(part), UpdateH<T, KokkosLayout, true>{v});
+    else
+      launch_update<false>(label, plan_of(part), UpdateH<T, KokkosLayout, false>{v});
+  });
+  halo_h_.step({fields_.h[0], fields_.h[1], fields_.h[2]}, parts, [&](int part) {
+    const char* label = "kstencil::fdtd::update_e";
+    if (arrays)
+      launch_update<false>(label, plan_of(part), UpdateE<T, KokkosLayout, true>{v});
+    else
+      launch_update<false>(label, plan_of(part), UpdateE<T, KokkosLayout, false>{v});
+  });
+  if (problem_.source && grid_.owned.contains(problem_.source->index)) {
     const PointSource& s = *problem_.source;
     // J at (n + 1/2) dt drives E^n -> E^(n+1).
     const T current = static_cast<T>(s.value((static_cast<double>(step_) + 0.5) * dt_));
     const auto& e = fields_.e[s.component];
-    const int i = int(s.index[0]), j = int(s.index[1]), k = int(s.index[2]);
+    const Index3 at = grid_.to_local(Box{s.index, s.index}).lo;
+    const int i = int(at[0]), j = int(at[1]), k = int(at[2]);
     if (arrays)
       Kokkos::parallel_for("kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
                            AddSource<T, KokkosLayout, true>{v, e, i, j, k, current});
@@ -217,8 +245,32 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
       Kokkos::parallel_for("kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
                            AddSource<T, KokkosLayout, false>{v, e, i, j, k, current});
   }
+  std::optional<EnergyRecord> record;
+  if (energy) {
+    const auto sums = global_sums({electric, magnetic}, comm_);
+    const double half_volume = 0.5 * problem_.cell_volume();
+    record = EnergyRecord{step_, time(), half_volume * sums[0], half_volume * sums[1]};
+  }
   ++step_;
   return record;
+}
+
+template <class T, class KokkosLayout>
+HaloTimes YeeSolver<T, KokkosLayout>::halo_times() const {
+  HaloTimes t = halo_e_.times;
+  const HaloTimes& h = halo_h_.times;
+  t.pack += h.pack;
+  t.exchange += h.exchange;
+  t.unpack += h.unpack;
+  t.interior += h.interior;
+  t.update += h.update;
+  return t;  // steps: one per step (each half-step counts its own)
+}
+
+template <class T, class KokkosLayout>
+void YeeSolver<T, KokkosLayout>::reset_halo_times() {
+  halo_e_.times = HaloTimes{};
+  halo_h_.times = HaloTimes{};
 }
 
 template <class T, class KokkosLayout>
@@ -231,7 +283,10 @@ ProbeRecord YeeSolver<T, KokkosLayout>::probe(
   auto where_host = Kokkos::create_mirror_view(where);
   for (int p = 0; p < count; ++p)
     for (int c = 0; c < 6; ++c)
-      for (int d = 0; d < 3; ++d) where_host(p, c, d) = static_cast<int>(indices[p][c][d]);
+      for (int d = 0; d < 3; ++d)
+        where_host(p, c, d) = grid_.owned.contains(indices[p][c])
+                                  ? static_cast<int>(indices[p][c][d] - grid_.allocated.lo[d])
+                                  : -1;
   Kokkos::deep_copy(where, where_host);
   Kokkos::View<double* [6]> values("probe_values", count);
   Kokkos::parallel_for("kstencil::fdtd::probes", Kokkos::RangePolicy<>(0, count),
@@ -239,20 +294,30 @@ ProbeRecord YeeSolver<T, KokkosLayout>::probe(
                            values, where, fields_.e[0], fields_.e[1], fields_.e[2], fields_.h[0],
                            fields_.h[1], fields_.h[2]});
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), values);
+  std::vector<double> here(6 * static_cast<std::size_t>(count));
+  for (int p = 0; p < count; ++p)
+    for (int c = 0; c < 6; ++c) here[6 * p + c] = host(p, c);
+  const std::vector<double> all = global_sums(here, comm_);  // one owner per point: exact
   record.values.resize(count);
   for (int p = 0; p < count; ++p)
-    for (int c = 0; c < 6; ++c) record.values[p][c] = host(p, c);
+    for (int c = 0; c < 6; ++c) record.values[p][c] = all[6 * p + c];
   return record;
+}
+
+template <class T, class KokkosLayout>
+Box YeeSolver<T, KokkosLayout>::component_box(int c) const {
+  return grid_.owned.intersect(Box{{0, 0, 0}, component_dims(problem_, c)});
 }
 
 template <class T, class KokkosLayout>
 std::vector<T> YeeSolver<T, KokkosLayout>::component_host(int c) const {
   const Field<T, KokkosLayout>& f = c < 3 ? fields_.e[c] : fields_.h[c - 3];
-  return to_host_x_fastest(f, grid_, Box{{0, 0, 0}, component_dims(problem_, c)});
+  return to_host_x_fastest(f, grid_, component_box(c));
 }
 
 template <class T, class KokkosLayout>
-FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan) {
+FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
+                             const Decomposition& d, const std::vector<FdtdPlan>& overlap_plans) {
   FdtdVerification v;
   const double eps = std::numeric_limits<T>::epsilon();
   // (1) The discrete cavity mode (1,1,0): exact eigenvector of the update, so after N steps E is
@@ -265,43 +330,51 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan) {
   mode.source.reset();
   mode.cavity = CavityMode{{1, 1, 0}};
   v.mode_steps = 10;
-  YeeSolver<T, KokkosLayout> cavity(mode, plan);  // the same cells: the same plan
+  YeeSolver<T, KokkosLayout> cavity(mode, plan, d, overlap_plans);  // the same cells and plans
   cavity.run(v.mode_steps);
   const auto shape = cavity_mode_shape(mode, *mode.cavity);
   const double phase = std::cos(shape.omega_discrete * v.mode_steps * mode.dt());
   for (int c = 0; c < 3; ++c) {
     const auto values = cavity.component_host(c);
-    const Index3 dims = component_dims(mode, c);
+    const Box b = cavity.component_box(c);
     std::size_t n = 0;
-    for (Index k = 0; k < dims[2]; ++k)
-      for (Index j = 0; j < dims[1]; ++j)
-        for (Index i = 0; i < dims[0]; ++i, ++n)
+    for (Index k = b.lo[2]; k < b.hi[2]; ++k)
+      for (Index j = b.lo[1]; j < b.hi[1]; ++j)
+        for (Index i = b.lo[0]; i < b.hi[0]; ++i, ++n)
           v.mode_max_error =
               std::max(v.mode_max_error,
                        std::abs(values[n] - phase * cavity_mode_e(mode, shape, c, {i, j, k})));
   }
+  v.mode_max_error = global_max(v.mode_max_error, d.comm);
   v.mode_tolerance = 20.0 * (v.mode_steps + 1) * eps;
-  // (2) The run's own problem against the host reference, from the same initial state.
+  // (2) The run's own problem against the host reference over the whole grid (on rank 0, from
+  // every rank's state), from the same initial state.
   v.reference_steps = 3;
-  YeeSolver<T, KokkosLayout> device(problem, plan);
+  YeeSolver<T, KokkosLayout> device(problem, plan, d, overlap_plans);
   fdtd_reference::HostYee<T> host(device);
   device.run(v.reference_steps);
   host.run(v.reference_steps);
+  double mismatches = 0;
   for (int c = 0; c < 6; ++c) {
-    const auto got = device.component_host(c);
-    const auto& want = host.component(c);
+    const auto got = gather_boxes(device.component_host(c), device.component_box(c),
+                                  Box{{0, 0, 0}, component_dims(problem, c)}, d.comm);
+    if (got.empty()) continue;  // not rank 0
+    const auto want = host.component(c);
     for (std::size_t n = 0; n < got.size(); ++n) {
       const double diff = std::abs(static_cast<double>(got[n]) - static_cast<double>(want[n]));
       v.reference_max_diff = std::max(v.reference_max_diff, diff);
-      v.reference_mismatches += got[n] != want[n];
+      mismatches += got[n] != want[n];
     }
   }
+  v.reference_mismatches = static_cast<std::int64_t>(global_sum(mismatches, d.comm));
+  v.reference_max_diff = global_max(v.reference_max_diff, d.comm);
   v.passed = v.mode_max_error <= v.mode_tolerance && v.reference_mismatches == 0;
   return v;
 }
 
-#define KSTENCIL_INSTANTIATE_FDTD(T, L) \
-  template class YeeSolver<T, L>;       \
-  template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdPlan&);
+#define KSTENCIL_INSTANTIATE_FDTD(T, L)                                            \
+  template class YeeSolver<T, L>;                                                  \
+  template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdPlan&, \
+                                              const Decomposition&, const std::vector<FdtdPlan>&);
 
 }  // namespace kstencil

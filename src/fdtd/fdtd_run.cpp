@@ -44,7 +44,8 @@ FdtdKernelConfig default_fdtd_kernel(const ExecLimits& limits, Layout layout, It
 
 }  // namespace
 
-FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
+FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const int rank,
+                               const int ranks) {
   FdtdSetup s;
   FdtdProblem& p = s.problem;
   p.cells = {deck.integer("grid", "nx"), deck.integer("grid", "ny"), deck.integer("grid", "nz")};
@@ -132,8 +133,18 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits) {
     kernel.tile = traits.tile;
     kernel.launch_bounds = *traits.launch_bounds;
   }
-  s.plan = plan_fdtd(kernel, p, limits);
+  s.mpi = mpi_config_from_deck(deck, p.nodes().points, rank, ranks, traits.layout, limits);
+  const Grid nodes = s.mpi.local_grid(p.nodes());
+  s.plan = plan_fdtd(kernel, p, owned_cells(p, nodes), limits);
   if (s.plan.problem) throw tile_error(deck, limits, *s.plan.problem);
+  if (ranks > 1 && s.mpi.overlap) {
+    const OverlapSplit split = split_for_overlap(owned_cells(p, nodes), nodes);
+    s.overlap_plans.push_back(plan_fdtd(kernel, p, split.interior, limits));
+    for (const Box& box : split.shell) s.overlap_plans.push_back(plan_fdtd(kernel, p, box, limits));
+    for (const FdtdPlan& part : s.overlap_plans)
+      if (part.problem)
+        throw tile_error(deck, limits, *part.problem + " (a part of the overlapped update)");
+  }
   return s;
 }
 
@@ -198,9 +209,8 @@ void write_step(OutputSeries& series, const YeeSolver<T, KokkosLayout>& solver, 
   std::vector<FieldData> fields;
   for (int c = 0; c < 6; ++c) {
     values[c] = solver.component_host(c);
-    const Index3 dims = component_dims(p, c);
-    const FieldGeometry geometry{dims, component_position(p, c, {0, 0, 0}), p.spacing,
-                                 Box{{0, 0, 0}, dims}};
+    const FieldGeometry geometry{component_dims(p, c), component_position(p, c, {0, 0, 0}),
+                                 p.spacing, solver.component_box(c)};
     fields.push_back(FieldData{component_names[c], geometry, values[c].data(), sizeof(T) == 4});
   }
   series.write_step(n, n * solver.dt(), fields);
@@ -258,17 +268,21 @@ FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, co
 // as the state a step sweeps (6 field arrays, plus 3 coefficient arrays in arrays mode), measured
 // in this run.
 template <class T>
-void report_performance(RunReport& report, const FdtdProblem& p, const FdtdHistory& h) {
+void report_performance(RunReport& report, const FdtdProblem& p, const Grid& nodes, FdtdHistory h,
+                        MPI_Comm comm) {
+  h.timed_s = global_max(h.timed_s, comm);  // the slowest rank's
   const double cells = static_cast<double>(p.cells[0]) * p.cells[1] * p.cells[2];
   const int values_per_cell = fdtd_values_per_cell(p.media.mode);
   const bool timed = h.timed_steps > 0 && h.timed_s > 0;
   const double mcells = timed ? cells * h.timed_steps / h.timed_s * 1e-6 : 0;
   const double gbs =
       timed ? cells * values_per_cell * sizeof(T) * h.timed_steps / h.timed_s * 1e-9 : 0;
-  const Index3 nodes = p.nodes().points;
-  const CopyBandwidth copy = measure_copy_bandwidth(
-      (p.media.mode == MediaMode::arrays ? 9 : 6) * nodes[0] * nodes[1] * nodes[2], sizeof(T), 2,
-      10);
+  CopyBandwidth copy = measure_copy_bandwidth(
+      (p.media.mode == MediaMode::arrays ? 9 : 6) * nodes.owned.size(), sizeof(T), 2, 10);
+  const auto copies = global_sums({copy.gbs, copy.kernel_gbs, copy.deep_copy_gbs}, comm);
+  copy.gbs = copies[0];
+  copy.kernel_gbs = copies[1];
+  copy.deep_copy_gbs = copies[2];
   report.fact("values_per_cell", values_per_cell)
       .fact("bytes_per_cell_step", values_per_cell * static_cast<int>(sizeof(T)))
       .fact("timed_steps", h.timed_steps)
@@ -308,22 +322,24 @@ void report_energy(RunReport& report, const std::vector<EnergyRecord>& energy, b
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
-              const std::string& deck_path, MPI_Comm comm) {
+              const std::string& deck_path, MPI_Comm world) {
   const ExecLimits limits = default_exec_limits();
+  Decomposition d = decompose(world, s.mpi.dims);
+  MPI_Comm comm = d.comm;
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
-  RunReport report("fdtd", limits, rank_count(comm));
+  RunReport report("fdtd", limits, d.ranks);
   const bool write_fields = folder.enabled && deck.boolean("output", "fields");
   const FdtdProblem& p = s.problem;
 
   Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
-  const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(p, s.plan);
+  const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(p, s.plan, d, s.overlap_plans);
   Kokkos::Profiling::popRegion();
 
   const FdtdKernelConfig& kernel = s.plan.config;
   const std::string variant = to_string(kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
   const std::string mapping = s.plan.describe();
-  YeeSolver<T, KokkosLayout> solver(p, s.plan);
+  YeeSolver<T, KokkosLayout> solver(p, s.plan, d, s.overlap_plans);
   std::optional<OutputSeries> series;
   if (write_fields)
     series.emplace(folder.dir, folder.name,
@@ -370,7 +386,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                           format_triple(kernel.tile) + " (x y z), launch bounds " +
                           (kernel.launch_bounds ? std::to_string(kernel.launch_bounds)
                                                 : std::string("none")));
-  report_performance<T>(report, p, h);
+  report_performance<T>(report, p, solver.nodes(), h, comm);
   report_energy(report, h.energy, p.source.has_value());
   report.verification(verification.passed, to_json(verification))
       .fact("deck", deck_path)
@@ -392,14 +408,20 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   if (folder.enabled)
     report.line("output", folder.dir.string() + "/" +
                               (write_fields ? " (" + folder.name + ".xdmf)" : std::string()));
-  return report.finish(folder, deck, comm);
+  describe_halo(report, {d, s.mpi.overlap, solver.halo_path(), solver.halo_times()});
+  const int status = report.finish(folder, deck, comm);
+  free_decomposition(d);
+  return status;
 }
 
 }  // namespace
 
 int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
-  require_one_rank(comm, "FDTD");
-  const FdtdSetup setup = fdtd_setup_from_deck(deck, default_exec_limits());
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  const FdtdSetup setup = agreed_setup(comm, [&] {
+    return fdtd_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
+  });
   return run_with_types(setup.single_precision, setup.plan.config.layout,
                         [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
 }

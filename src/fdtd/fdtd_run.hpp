@@ -4,16 +4,20 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 #include "core/deck.hpp"
 #include "core/exec_space.hpp"
+#include "core/run_common.hpp"
 #include "fdtd/fdtd.hpp"
 
 namespace kstencil {
 
 struct FdtdSetup {
   FdtdProblem problem;
-  FdtdPlan plan;  // of the update kernels, computed once here
+  MpiConfig mpi;  // the node grid's decomposition
+  FdtdPlan plan;  // of the update kernels over this rank's cells, computed once here
+  std::vector<FdtdPlan> overlap_plans;  // several ranks with overlap: interior, then the shell
   bool single_precision = false;
   std::int64_t steps = 0;
   std::string requested_variant;
@@ -23,8 +27,10 @@ struct FdtdSetup {
 
 // The run the deck asks for on `limits`. Throws DeckError (naming the key and what is allowed) for
 // what the schema alone cannot reject: a source outside the domain, a cavity mode with fewer than
-// two non-zero indices, a block without per-cell media, a tile the device cannot run.
-FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits);
+// two non-zero indices, a block without per-cell media, a tile the device cannot run, a process
+// grid that does not fit (rank `rank` of `ranks`).
+FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, int rank = 0,
+                               int ranks = 1);
 
 // Runs the deck; returns the process exit status (0 pass, 1 verification failed).
 int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);

@@ -25,23 +25,24 @@ struct YeeViews {
   Field<T, KokkosLayout> ca, cb, db, eps, mu;  // arrays mode
   T ca0, cb0, db0, eps0, mu0;                  // uniform mode
   T idx, idy, idz;                             // 1 / spacing
+  int oi, oj, ok;  // global index of the local (0, 0, 0): the walls are at global 0
 };
 
-// E^n -> E^(n+1) at cell (i, j, k); tangential E on the walls (j or k = 0 for Ex, ...) is not
-// updated and stays zero (PEC). Cells are [0, nx) x [0, ny) x [0, nz).
+// E^n -> E^(n+1) at cell (i, j, k) (local indices); tangential E on the walls (global j or k = 0
+// for Ex, ...) is not updated and stays zero (PEC). Cells are [0, nx) x [0, ny) x [0, nz).
 template <class T, class KokkosLayout, bool Arrays>
 struct UpdateE {
   YeeViews<T, KokkosLayout> v;
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
     const T ca = Arrays ? v.ca(i, j, k) : v.ca0;
     const T cb = Arrays ? v.cb(i, j, k) : v.cb0;
-    if (j > 0 && k > 0)
+    if (j + v.oj > 0 && k + v.ok > 0)
       v.ex(i, j, k) = ca * v.ex(i, j, k) + cb * ((v.hz(i, j, k) - v.hz(i, j - 1, k)) * v.idy -
                                                  (v.hy(i, j, k) - v.hy(i, j, k - 1)) * v.idz);
-    if (i > 0 && k > 0)
+    if (i + v.oi > 0 && k + v.ok > 0)
       v.ey(i, j, k) = ca * v.ey(i, j, k) + cb * ((v.hx(i, j, k) - v.hx(i, j, k - 1)) * v.idz -
                                                  (v.hz(i, j, k) - v.hz(i - 1, j, k)) * v.idx);
-    if (i > 0 && j > 0)
+    if (i + v.oi > 0 && j + v.oj > 0)
       v.ez(i, j, k) = ca * v.ez(i, j, k) + cb * ((v.hy(i, j, k) - v.hy(i - 1, j, k)) * v.idx -
                                                  (v.hx(i, j, k) - v.hx(i, j - 1, k)) * v.idy);
   }
@@ -96,17 +97,18 @@ struct CellEnergyLoop {
 template <class Update, bool XColumns>
 struct ColumnLoop {
   Update update;
-  int length;
+  int start, length;
   KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int) const {
-    for (int s = 0; s < length; ++s) update(XColumns ? s : c, j, XColumns ? c : s);
+    for (int s = start; s < start + length; ++s) update(XColumns ? s : c, j, XColumns ? c : s);
   }
 };
 template <class Update, bool XColumns>
 struct ColumnEnergyLoop {
   Update update;
-  int length;
+  int start, length;
   KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int, double& sum) const {
-    for (int s = 0; s < length; ++s) sum += update.energy(XColumns ? s : c, j, XColumns ? c : s);
+    for (int s = start; s < start + length; ++s)
+      sum += update.energy(XColumns ? s : c, j, XColumns ? c : s);
   }
 };
 
@@ -125,10 +127,12 @@ double launch_update(const char* label, const FdtdPlan& plan, const Update& upda
       const auto policy =
           planned_policy<Kokkos::Iterate::Left, decltype(bound)::value>(l.lower, l.upper, l.tile);
       if constexpr (Energy)
-        Kokkos::parallel_reduce(label, policy, ColumnEnergyLoop<Update, X>{update, l.column_length},
-                                sum);
+        Kokkos::parallel_reduce(
+            label, policy, ColumnEnergyLoop<Update, X>{update, l.column_start, l.column_length},
+            sum);
       else
-        Kokkos::parallel_for(label, policy, ColumnLoop<Update, X>{update, l.column_length});
+        Kokkos::parallel_for(label, policy,
+                             ColumnLoop<Update, X>{update, l.column_start, l.column_length});
     });
     return sum;
   }

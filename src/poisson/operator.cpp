@@ -9,16 +9,28 @@ namespace kstencil {
 
 namespace {
 
-// Row r <-> point (i, j, k) of an unpadded field of the layout; the axes slowest first.
+// Row r <-> point (i, j, k) of an unpadded field of the layout over a rank's allocated box; the
+// axes slowest first. Ghost points (outside the owned box) get empty rows, so that A x is zero
+// there and dot products over the whole field count owned points only.
 struct RowGeometry {
   Kokkos::Array<int, 3> extent, stride, slowest_first;
+  Kokkos::Array<int, 3> points;              // of the whole grid
+  Kokkos::Array<int, 3> offset;              // global index of the local (0, 0, 0)
+  Kokkos::Array<int, 3> owned_lo, owned_hi;  // local indices
 
   template <class KokkosLayout>
   static RowGeometry of(const Grid& grid) {
-    const Index3& n = grid.points;
+    const Index3 n = grid.local_extents();
+    const Box owned = grid.to_local(grid.owned);
     const bool right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
     RowGeometry g;
-    for (int d = 0; d < 3; ++d) g.extent[d] = static_cast<int>(n[d]);
+    for (int d = 0; d < 3; ++d) {
+      g.extent[d] = static_cast<int>(n[d]);
+      g.points[d] = static_cast<int>(grid.points[d]);
+      g.offset[d] = static_cast<int>(grid.allocated.lo[d]);
+      g.owned_lo[d] = static_cast<int>(owned.lo[d]);
+      g.owned_hi[d] = static_cast<int>(owned.hi[d]);
+    }
     g.stride[0] = right ? static_cast<int>(n[1] * n[2]) : 1;
     g.stride[1] = static_cast<int>(right ? n[2] : n[0]);
     g.stride[2] = right ? 1 : static_cast<int>(n[0] * n[1]);
@@ -26,21 +38,25 @@ struct RowGeometry {
     return g;
   }
 
-  KOKKOS_INLINE_FUNCTION bool active(int axis) const { return extent[axis] > 1; }
+  KOKKOS_INLINE_FUNCTION bool active(int axis) const { return points[axis] > 1; }
 
-  KOKKOS_INLINE_FUNCTION bool boundary_row(int row) const {
+  // 0: ghost, 1: boundary (identity), 2: interior (the stencil).
+  KOKKOS_INLINE_FUNCTION int kind(int row) const {
+    bool boundary = false;
     for (int q = 0; q < 3; ++q) {
       const int axis = slowest_first[q];
       const int index = row / stride[axis];
       row -= index * stride[axis];
-      if (active(axis) && (index == 0 || index == extent[axis] - 1)) return true;
+      if (index < owned_lo[axis] || index >= owned_hi[axis]) return 0;
+      const int global = index + offset[axis];
+      boundary = boundary || (active(axis) && (global == 0 || global == points[axis] - 1));
     }
-    return false;
+    return boundary ? 1 : 2;
   }
 
   KOKKOS_INLINE_FUNCTION int entries(int row) const {
-    if (boundary_row(row)) return 1;
-    return 1 + 2 * (active(0) + active(1) + active(2));
+    const int k = kind(row);
+    return k < 2 ? k : 1 + 2 * (active(0) + active(1) + active(2));
   }
 };
 
@@ -51,7 +67,7 @@ PoissonMatrix<T> assemble_poisson_matrix(const Grid& grid) {
   using Matrix = PoissonMatrix<T>;
   using Offset = typename Matrix::size_type;
   using Exec = Kokkos::DefaultExecutionSpace;
-  const double points = point_count(grid);
+  const double points = static_cast<double>(grid.allocated.size());
   if (points > std::numeric_limits<int>::max())
     throw std::length_error("the Poisson matrix has int row indices: at most " +
                             std::to_string(std::numeric_limits<int>::max()) + " points");
@@ -63,10 +79,9 @@ PoissonMatrix<T> assemble_poisson_matrix(const Grid& grid) {
                                          static_cast<T>(-coefficients.c[2])};
   const T diagonal = static_cast<T>(coefficients.diagonal);
 
-  const Box interior = interior_box(grid);
-  const Offset interior_rows = static_cast<Offset>(interior.size());
+  const Offset interior_rows = static_cast<Offset>(owned_interior(grid).size());
   const int neighbours = 2 * (geometry.active(0) + geometry.active(1) + geometry.active(2));
-  const Offset nonzeros = static_cast<Offset>(rows) + interior_rows * neighbours;
+  const Offset nonzeros = static_cast<Offset>(grid.owned.size()) + interior_rows * neighbours;
 
   typename Matrix::row_map_type::non_const_type row_map("poisson_row_map", rows + 1);
   typename Matrix::index_type::non_const_type columns("poisson_columns", nonzeros);
@@ -85,7 +100,9 @@ PoissonMatrix<T> assemble_poisson_matrix(const Grid& grid) {
       "kstencil::poisson::entries", Kokkos::RangePolicy<Exec>(0, rows),
       KOKKOS_LAMBDA(const int row) {
         Offset e = row_map(row);
-        if (geometry.boundary_row(row)) {
+        const int kind = geometry.kind(row);
+        if (kind == 0) return;
+        if (kind == 1) {
           columns(e) = row;
           values(e) = T(1);
           return;
@@ -113,18 +130,24 @@ PoissonMatrix<T> assemble_poisson_matrix(const Grid& grid) {
 template <class T, class KokkosLayout>
 Field<T, KokkosLayout> poisson_rhs_vector(const Grid& grid,
                                           const PoissonFields<T, KokkosLayout>& fields) {
-  const Index3& n = grid.points;
+  // Over the owned points; ghost points stay 0, like the rows of A there.
   auto b = allocate_field<T, KokkosLayout>("b", grid);
   const auto u = fields.u;
   const auto rhs = fields.rhs;
   const bool has_rhs = fields.has_rhs;
-  const Kokkos::Array<int, 3> extent{static_cast<int>(n[0]), static_cast<int>(n[1]),
-                                     static_cast<int>(n[2])};
+  const Box o = grid.to_local(grid.owned);
+  const Kokkos::Array<int, 3> extent{static_cast<int>(grid.points[0]),
+                                     static_cast<int>(grid.points[1]),
+                                     static_cast<int>(grid.points[2])};
+  const Kokkos::Array<int, 3> offset{static_cast<int>(grid.allocated.lo[0]),
+                                     static_cast<int>(grid.allocated.lo[1]),
+                                     static_cast<int>(grid.allocated.lo[2])};
   Kokkos::parallel_for(
       "kstencil::poisson::rhs_vector",
-      Kokkos::MDRangePolicy<Kokkos::Rank<3>>({0, 0, 0}, {n[0], n[1], n[2]}),
+      Kokkos::MDRangePolicy<Kokkos::Rank<3>>({o.lo[0], o.lo[1], o.lo[2]},
+                                             {o.hi[0], o.hi[1], o.hi[2]}),
       KOKKOS_LAMBDA(const int i, const int j, const int k) {
-        const int p[3] = {i, j, k};
+        const int p[3] = {i + offset[0], j + offset[1], k + offset[2]};
         bool edge = false;
         for (int d = 0; d < 3; ++d)
           edge = edge || (extent[d] > 1 && (p[d] == 0 || p[d] == extent[d] - 1));

@@ -15,11 +15,13 @@ namespace kstencil {
 template <class T>
 using PoissonMatrix = KokkosSparse::CrsMatrix<T, int, Kokkos::DefaultExecutionSpace::device_type>;
 
-// Assembled on the default execution space; columns in each row ascending.
+// Assembled on the default execution space over the grid's allocated box (one rank: the whole
+// grid); columns in each row ascending. Rows of owned points read their neighbours, ghost points
+// included; rows of ghost points are empty.
 template <class T, class KokkosLayout>
 PoissonMatrix<T> assemble_poisson_matrix(const Grid& grid);
 
-// b: g on the boundary (taken from fields.u), -f inside.
+// b: g on the boundary (taken from fields.u), -f inside, 0 at ghost points.
 template <class T, class KokkosLayout>
 Field<T, KokkosLayout> poisson_rhs_vector(const Grid& grid,
                                           const PoissonFields<T, KokkosLayout>& fields);
