@@ -29,8 +29,14 @@ export KSTENCIL_PYTHON ?= /usr/bin/python3
 run: build
 	$(BUILD)/miniapp/kstencil run $(DECK) --overwrite $(ARGS)
 
+# SCALING=weak|strong: scripts/bench_scaling.py over RANKS (default 1,2) instead of a Laplacian set.
 bench: build
+ifneq ($(SCALING),)
+	/usr/bin/python3 scripts/bench_scaling.py --kstencil $(BUILD)/miniapp/kstencil --mode $(SCALING) \
+	  --ranks $(or $(RANKS),1,2) $(ARGS)
+else
 	/usr/bin/python3 scripts/bench.py --kstencil $(BUILD)/miniapp/kstencil --set $(or $(SET),default) $(ARGS)
+endif
 
 test: test-deps build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

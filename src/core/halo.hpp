@@ -9,6 +9,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/decomposition.hpp"
@@ -63,30 +64,51 @@ bool mpi_is_gpu_aware();
 
 namespace halo_detail {
 
-// Copies a box of a field to or from a flat buffer, x fastest within the box.
+// Host buffers for staged faces: pinned on GPUs, so that copies run at the link's full speed.
+#if defined(KOKKOS_ENABLE_CUDA)
+using StagingSpace = Kokkos::CudaHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
+using StagingSpace = Kokkos::HIPHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP)
+using StagingSpace = Kokkos::Experimental::HIPHostPinnedSpace;
+#else
+using StagingSpace = Kokkos::HostSpace;
+#endif
+
+// Copies a box of a field to or from a flat buffer in the field's memory order (the contiguous
+// index fastest): consecutive work items touch consecutive addresses on hosts and GPUs alike.
 template <class T, class KokkosLayout, bool Pack>
 struct FaceCopy {
   Field<T, KokkosLayout> field;
   Kokkos::View<T*> buffer;
-  Index3 lo, n;
+  Kokkos::Array<Index, 3> lo, n;  // Kokkos::Array: usable in device code
   std::int64_t offset;
-  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
-    const std::int64_t q = offset + (i - lo[0]) + n[0] * ((j - lo[1]) + n[1] * (k - lo[2]));
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t q) const {
+    constexpr bool right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+    constexpr int fast = right ? 2 : 0, slow = right ? 0 : 2;
+    const std::int64_t line = q / n[fast];
+    Index p[3];
+    p[fast] = lo[fast] + (q - line * n[fast]);
+    p[1] = lo[1] + line % n[1];
+    p[slow] = lo[slow] + line / n[1];
     if (Pack)
-      buffer(q) = field(i, j, k);
+      buffer(offset + q) = field(p[0], p[1], p[2]);
     else
-      field(i, j, k) = buffer(q);
+      field(p[0], p[1], p[2]) = buffer(offset + q);
   }
 };
 
 template <bool Pack, class T, class KokkosLayout>
 void copy_face(const Field<T, KokkosLayout>& field, const Kokkos::View<T*>& buffer, const Box& box,
                const std::int64_t offset) {
-  using Policy = Kokkos::MDRangePolicy<Kokkos::Rank<3, Kokkos::Iterate::Left>>;
   Kokkos::parallel_for(
       Pack ? "kstencil::halo::pack" : "kstencil::halo::unpack",
-      Policy({box.lo[0], box.lo[1], box.lo[2]}, {box.hi[0], box.hi[1], box.hi[2]}),
-      FaceCopy<T, KokkosLayout, Pack>{field, buffer, box.lo, box.extents(), offset});
+      Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, box.size()),
+      FaceCopy<T, KokkosLayout, Pack>{field,
+                                      buffer,
+                                      {box.lo[0], box.lo[1], box.lo[2]},
+                                      {box.extent(0), box.extent(1), box.extent(2)},
+                                      offset});
 }
 
 }  // namespace halo_detail
@@ -113,6 +135,7 @@ template <class T, class KokkosLayout>
 class HaloExchange {
  public:
   using FieldType = Field<T, KokkosLayout>;
+  using Staging = Kokkos::View<T*, halo_detail::StagingSpace>;
 
   HaloExchange(const Grid& grid, const Decomposition& d, HaloSides sides, int fields_per_exchange)
       : comm_(d.comm), gpu_aware_(mpi_is_gpu_aware()) {
@@ -124,8 +147,10 @@ class HaloExchange {
       link.receive =
           Kokkos::View<T*>(Kokkos::view_alloc("halo_receive", Kokkos::WithoutInitializing),
                            face.receive.size() * fields_per_exchange);
-      link.send_host = Kokkos::create_mirror_view(link.send);
-      link.receive_host = Kokkos::create_mirror_view(link.receive);
+      if (staged()) {
+        link.send_host = Staging("halo_send_host", link.send.extent(0));
+        link.receive_host = Staging("halo_receive_host", link.receive.extent(0));
+      }
       if (link.send.extent(0) > std::numeric_limits<int>::max() ||
           link.receive.extent(0) > std::numeric_limits<int>::max())
         throw std::length_error("a halo face holds more values than one MPI message can");
@@ -226,10 +251,12 @@ class HaloExchange {
     finish();
   }
 
-  // "none" (one rank), "device buffers" or "staged through host memory".
+  // How faces travel: "none" (one rank), "host buffers", "device buffers (GPU-aware MPI)" or
+  // "staged through pinned host buffers".
   std::string path() const {
     if (links_.empty()) return "none";
-    return staged() ? "staged through host memory" : "MPI on the fields' memory";
+    if (staged()) return "staged through pinned host buffers";
+    return gpu_aware_ && !host_memory() ? "device buffers (GPU-aware MPI)" : "host buffers";
   }
 
   HaloTimes times;
@@ -238,14 +265,14 @@ class HaloExchange {
   struct Link {
     HaloFace face;
     Kokkos::View<T*> send, receive;
-    typename Kokkos::View<T*>::HostMirror send_host, receive_host;
+    Staging send_host, receive_host;
   };
-  // Device memory MPI cannot read: copy through the host mirrors.
-  bool staged() const {
-    return !gpu_aware_ &&
-           !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                       typename Kokkos::View<T*>::memory_space>::accessible;
+  static bool host_memory() {
+    return Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                      typename Kokkos::View<T*>::memory_space>::accessible;
   }
+  // Device memory MPI cannot read: copy through pinned host buffers.
+  bool staged() const { return !gpu_aware_ && !host_memory(); }
   MPI_Comm comm_;
   bool gpu_aware_;
   std::vector<Link> links_;

@@ -42,12 +42,9 @@ JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& g
           contiguous = d;
           break;
         }
-    // Kokkos 3.4 launches an MDRange reduction on as many blocks as a tile has threads (rounded
-    // to a power of two, at most that many): 128-thread tiles give 128 blocks. Measured on H200
-    // (docs/PERFORMANCE.md, Jacobi), an iteration with the reduce norm at 512^3 double took 11.8 ms
-    // with 128 threads (launch bounds 128), 3.94 / 3.95 / 4.41 ms with 256 / 512 / 1024 threads
-    // (no launch bounds) and 3.14 ms with 256 and launch bounds 256; on the 1D problem 0.186 ms
-    // with 128 and 0.067 ms with 256. Without a norm, 128 and 256 are equal (1.05 / 1.09 ms).
+    // Kokkos 3.4 launches an MDRange reduction on as many blocks as a tile has threads, so the
+    // reduce norm wants large tiles: 256 with launch bounds 256 was fastest, 128 equal without a
+    // norm (docs/PERFORMANCE.md, Jacobi).
     const int threads = norm == NormStrategy::reduce ? 256 : 128;
     config.tile = {1, 1, 1};
     config.tile[contiguous] = threads;

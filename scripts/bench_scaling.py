@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""Weak and strong scaling of the Laplacian, FDTD and Jacobi over MPI ranks: one verified run per
+solver, rank count and overlap setting (mpiexec -np N kstencil run ...), then a CSV, a Markdown table
+and a PNG plot of the parallel efficiency and the halo's share of a step.
+
+  scripts/bench_scaling.py --mode weak|strong [--ranks 1,2,4] [--solvers laplacian,fdtd,jacobi]
+                           [--size NXxNYxNZ] [--overlap both|on|off] [--kstencil PATH]
+                           [--mpiexec "mpiexec --oversubscribe"] [--out DIR] [overrides...]
+  scripts/bench_scaling.py --plot-only DIR   # redo table and plot from DIR/results.csv
+
+strong: the same grid at every rank count; efficiency T(1) / (N T(N)).
+weak:   N times the grid along x (the process grid [N, 1, 1]: every rank owns the grid given);
+        efficiency T(1) / T(N).
+T is the time of one step: the Laplacian's median step (halo exchange included), FDTD's timed steps
+(between diagnostics), Jacobi's median iteration with its norm. Every run verifies before it times.
+On hosts every rank gets the same OpenMP threads at every rank count, cores / (largest rank count)
+unless --threads says otherwise, so N ranks use N times the resources of one; threads are unbound
+(pinned threads of several ranks would share cores).
+"""
+import argparse
+import csv
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(HERE)
+DECKS = {"laplacian": "inputs/laplacian.toml", "fdtd": "inputs/fdtd_cavity.toml",
+         "jacobi": "inputs/poisson_3d.toml"}
+# Benchmark settings per solver: fields and diagnostics off, enough work to time.
+SETTINGS = {"laplacian": ["run.repeats=20"],
+            "fdtd": ["time.steps=100", "diagnostics.every=0"],
+            "jacobi": ["jacobi.max_iterations=1", "run.repeats=20", "jacobi.print_every=0"]}
+COLUMNS = ["solver", "mode", "ranks", "dims", "overlap", "nx", "ny", "nz", "step_s", "efficiency",
+           "halo_share", "pack_s", "exchange_s", "unpack_s", "copy_gbs", "verified", "backend",
+           "device"]
+
+
+def step_time(solver, summary):
+    if solver == "laplacian":
+        return summary["time_median_s"]
+    if solver == "fdtd":
+        return summary["time_s"] / summary["timed_steps"]
+    return summary["time_per_iteration_s"]
+
+
+def run_one(args, solver, ranks, overlap, size, extra):
+    nx, ny, nz = size
+    dims = "[0, 0, 0]"
+    if args.mode == "weak":
+        nx, dims = nx * ranks, f"[{ranks}, 1, 1]"
+    name = f"{solver}-{args.mode}-{ranks}-{overlap}"
+    overrides = [f"grid.nx={nx}", f"grid.ny={ny}", f"grid.nz={nz}", f"mpi.dims={dims}",
+                 f"mpi.overlap={'true' if overlap == 'on' else 'false'}", "output.fields=false",
+                 f"output.root={args.out}", f"run.name={name}", "output.overwrite=true"]
+    command = ([args.kstencil] if ranks == 1 else
+               shlex.split(args.mpiexec) + ["-np", str(ranks), args.kstencil])
+    command += ["run", os.path.join(SOURCE, DECKS[solver])] + SETTINGS[solver] + overrides + extra
+    threads = args.threads or max(1, (os.cpu_count() or 1) // args.max_ranks)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OMP_PROC_BIND="false",
+               KOKKOS_DISABLE_WARNINGS="1")
+    r = subprocess.run(command, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit(f"failed ({r.returncode}): {' '.join(command)}\n{r.stdout}\n{r.stderr}")
+    with open(os.path.join(args.out, name, "summary.json")) as f:
+        s = json.load(f)
+    if not s["verified"]:
+        sys.exit(f"not verified: {' '.join(command)}")
+    m = s["mpi"]
+    return {"solver": solver, "mode": args.mode, "ranks": ranks,
+            "dims": "x".join(str(d) for d in m["dims"]), "overlap": overlap, "nx": nx, "ny": ny,
+            "nz": nz, "step_s": step_time(solver, s), "halo_share": m["halo_share"],
+            "pack_s": m["pack_s"], "exchange_s": m["exchange_s"], "unpack_s": m["unpack_s"],
+            "copy_gbs": s["copy_gbs"], "verified": s["verified"], "backend": s["backend"],
+            "device": s["device"]}
+
+
+def efficiencies(rows, mode):
+    base = {(r["solver"], r["overlap"]): r["step_s"] for r in rows if r["ranks"] == 1}
+    for r in rows:
+        t1 = base[(r["solver"], r["overlap"])]
+        r["efficiency"] = t1 / r["step_s"] if mode == "weak" else t1 / (r["ranks"] * r["step_s"])
+
+
+def write_outputs(rows, out, mode):
+    with open(os.path.join(out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, COLUMNS)
+        w.writeheader()
+        w.writerows(rows)
+    lines = [f"# {mode} scaling ({rows[0]['device']}, {rows[0]['backend']})", "",
+             "| solver | ranks | dims | overlap | grid | step (ms) | efficiency | halo share |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['solver']} | {r['ranks']} | {r['dims']} | {r['overlap']} | "
+                     f"{r['nx']}x{r['ny']}x{r['nz']} | {r['step_s'] * 1e3:.3f} | "
+                     f"{r['efficiency']:.2f} | {r['halo_share']:.2f} |")
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not available: no plot", file=sys.stderr)
+        return
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
+    for key in sorted({(r["solver"], r["overlap"]) for r in rows}):
+        sel = [r for r in rows if (r["solver"], r["overlap"]) == key]
+        label = f"{key[0]} (overlap {key[1]})"
+        a.plot([r["ranks"] for r in sel], [r["efficiency"] for r in sel], "o-", label=label)
+        b.plot([r["ranks"] for r in sel], [r["halo_share"] for r in sel], "o-", label=label)
+    a.set(xlabel="ranks", ylabel="parallel efficiency", title=f"{mode} scaling", ylim=(0, 1.1))
+    b.set(xlabel="ranks", ylabel="halo share of a step", title="halo (pack + exchange + unpack)")
+    a.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "scaling.png"), dpi=120)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--mode", choices=["weak", "strong"])
+    p.add_argument("--plot-only", metavar="DIR")
+    p.add_argument("--ranks", default="1,2")
+    p.add_argument("--solvers", default="laplacian,fdtd,jacobi")
+    p.add_argument("--size", default="256x256x256")
+    p.add_argument("--overlap", choices=["both", "on", "off"], default="both")
+    p.add_argument("--kstencil", default=os.path.join(SOURCE, "build/openmp/miniapp/kstencil"))
+    p.add_argument("--mpiexec", default="mpiexec --oversubscribe --bind-to none")
+    p.add_argument("--threads", type=int, default=0, help="OpenMP threads per rank")
+    p.add_argument("--out", default=None)
+    p.add_argument("overrides", nargs="*")
+    args = p.parse_args()
+    if args.plot_only:
+        with open(os.path.join(args.plot_only, "results.csv")) as f:
+            rows = list(csv.DictReader(f))
+        for r in rows:
+            for key in ("ranks", "nx", "ny", "nz"):
+                r[key] = int(r[key])
+            for key in ("step_s", "efficiency", "halo_share"):
+                r[key] = float(r[key])
+        write_outputs(rows, args.plot_only, rows[0]["mode"])
+        return
+    if not args.mode:
+        p.error("--mode weak|strong is required")
+    args.out = os.path.abspath(args.out or os.path.join("outputs", f"scaling-{args.mode}"))
+    os.makedirs(args.out, exist_ok=True)
+    size = tuple(int(v) for v in args.size.split("x"))
+    ranks = [int(v) for v in args.ranks.split(",")]
+    args.max_ranks = max(ranks)
+    if 1 not in ranks:
+        ranks = [1] + ranks  # the efficiency's reference
+    overlaps = ["off", "on"] if args.overlap == "both" else [args.overlap]
+    rows = []
+    for solver in args.solvers.split(","):
+        for overlap in overlaps:
+            for n in ranks:
+                rows.append(run_one(args, solver, n, overlap, size, args.overrides))
+                r = rows[-1]
+                print(f"{solver:9} {args.mode} {n:3} ranks overlap {overlap:3}: "
+                      f"{r['step_s'] * 1e3:8.3f} ms, halo {r['halo_share']:.2f}", flush=True)
+    efficiencies(rows, args.mode)
+    write_outputs(rows, args.out, args.mode)
+    print(f"{args.out}/results.csv, results.md, scaling.png")
+
+
+if __name__ == "__main__":
+    main()
