@@ -172,8 +172,9 @@ class YeeSolver {
             std::vector<FdtdPlan> overlap_plans = {});
 
   // One leapfrog step n -> n+1: H^(n-1/2) -> H^(n+1/2), E^n -> E^(n+1), then the source.
-  // With `energy`, also returns the energy at time n dt (costs one more pass over E and a
-  // reduction in the H update; the fields evolve bitwise the same).
+  // With `energy`, also returns the energy at time n dt, summed reproducibly (the same bits on any
+  // number of ranks and threads; six more passes over the fields; the fields evolve bitwise the
+  // same).
   std::optional<EnergyRecord> step(bool energy = false);
   void run(std::int64_t steps) {
     for (std::int64_t s = 0; s < steps; ++s) step(false);

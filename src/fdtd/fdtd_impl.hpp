@@ -57,16 +57,6 @@ struct FillMaterials {
 };
 
 template <class T, class KokkosLayout, bool Arrays>
-struct ElectricEnergy {
-  YeeViews<T, KokkosLayout> v;
-  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k, double& sum) const {
-    const double eps = Arrays ? static_cast<double>(v.eps(i, j, k)) : static_cast<double>(v.eps0);
-    const double x = v.ex(i, j, k), y = v.ey(i, j, k), z = v.ez(i, j, k);
-    sum += eps * (x * x + y * y + z * z);
-  }
-};
-
-template <class T, class KokkosLayout, bool Arrays>
 struct AddSource {
   YeeViews<T, KokkosLayout> v;
   Field<T, KokkosLayout> e;
@@ -187,8 +177,8 @@ void YeeSolver<T, KokkosLayout>::initialize() {
   // background material (the mode is an eigenmode of a uniform cavity).
   auto v = fdtd_detail::views_of<T, KokkosLayout>(fields_, problem_, dt_, grid_);
   v.db0 = static_cast<T>(-dt_ / (2 * problem_.media.background.mu));
-  fdtd_detail::launch_update<false>("kstencil::fdtd::init_h", plan_,
-                                    fdtd_detail::UpdateH<T, KokkosLayout, false>{v});
+  fdtd_detail::launch_update("kstencil::fdtd::init_h", plan_,
+                             fdtd_detail::UpdateH<T, KokkosLayout, false>{v});
 }
 
 template <class T, class KokkosLayout>
@@ -200,36 +190,42 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
   const auto plan_of = [&](int part) -> const FdtdPlan& {
     return part < 0 ? plan_ : overlap_plans_[part];
   };
-  double electric = 0, magnetic = 0;
+  std::optional<EnergyRecord> record;
   if (energy) {
-    // Over the owned nodes: the ranks' sums add up to the whole grid's.
-    const Box o = grid_.to_local(grid_.owned);
-    const Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>> owned(
-        {int(o.lo[0]), int(o.lo[1]), int(o.lo[2])}, {int(o.hi[0]), int(o.hi[1]), int(o.hi[2])});
-    if (arrays)
-      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", owned,
-                              ElectricEnergy<T, KokkosLayout, true>{v}, electric);
-    else
-      Kokkos::parallel_reduce("kstencil::fdtd::electric_energy", owned,
-                              ElectricEnergy<T, KokkosLayout, false>{v}, electric);
+    // Before the H update, with E's upper ghosts in place (the H term reads them); the sums are
+    // reproducible: the same bits on any number of ranks and threads.
+    halo_e_.exchange({fields_.e[0], fields_.e[1], fields_.e[2]});
+    const Box nodes = grid_.to_local(grid_.owned);
+    const Box cells = owned_cells(problem_, grid_);
+    const Index3 n = problem_.cells;
+    const double node_count = double(n[0] + 1) * double(n[1] + 1) * double(n[2] + 1);
+    const double cell_count = double(n[0]) * double(n[1]) * double(n[2]);
+    const char* label = "kstencil::fdtd::energy";
+    const double electric =
+        arrays ? reproducible_sum(label, nodes, node_count,
+                                  ElectricEnergy<T, KokkosLayout, true>{v}, comm_)
+               : reproducible_sum(label, nodes, node_count,
+                                  ElectricEnergy<T, KokkosLayout, false>{v}, comm_);
+    const double magnetic =
+        arrays
+            ? reproducible_sum(label, cells, cell_count, UpdateH<T, KokkosLayout, true>{v}, comm_)
+            : reproducible_sum(label, cells, cell_count, UpdateH<T, KokkosLayout, false>{v}, comm_);
+    const double half_volume = 0.5 * problem_.cell_volume();
+    record = EnergyRecord{step_, time(), half_volume * electric, half_volume * magnetic};
   }
   halo_e_.step({fields_.e[0], fields_.e[1], fields_.e[2]}, parts, [&](int part) {
     const char* label = "kstencil::fdtd::update_h";
-    if (energy)
-      magnetic +=
-          arrays ? launch_update<true>(label, plan_of(part), UpdateH<T, KokkosLayout, true>{v})
-                 : launch_update<true>(label, plan_of(part), UpdateH<T, KokkosLayout, false>{v});
-    else if (arrays)
-      launch_update<false>(label, plan_of(part), UpdateH<T, KokkosLayout, true>{v});
+    if (arrays)
+      launch_update(label, plan_of(part), UpdateH<T, KokkosLayout, true>{v});
     else
-      launch_update<false>(label, plan_of(part), UpdateH<T, KokkosLayout, false>{v});
+      launch_update(label, plan_of(part), UpdateH<T, KokkosLayout, false>{v});
   });
   halo_h_.step({fields_.h[0], fields_.h[1], fields_.h[2]}, parts, [&](int part) {
     const char* label = "kstencil::fdtd::update_e";
     if (arrays)
-      launch_update<false>(label, plan_of(part), UpdateE<T, KokkosLayout, true>{v});
+      launch_update(label, plan_of(part), UpdateE<T, KokkosLayout, true>{v});
     else
-      launch_update<false>(label, plan_of(part), UpdateE<T, KokkosLayout, false>{v});
+      launch_update(label, plan_of(part), UpdateE<T, KokkosLayout, false>{v});
   });
   if (problem_.source && grid_.owned.contains(problem_.source->index)) {
     const PointSource& s = *problem_.source;
@@ -244,12 +240,6 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
     else
       Kokkos::parallel_for("kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
                            AddSource<T, KokkosLayout, false>{v, e, i, j, k, current});
-  }
-  std::optional<EnergyRecord> record;
-  if (energy) {
-    const auto sums = global_sums({electric, magnetic}, comm_);
-    const double half_volume = 0.5 * problem_.cell_volume();
-    record = EnergyRecord{step_, time(), half_volume * sums[0], half_volume * sums[1]};
   }
   ++step_;
   return record;

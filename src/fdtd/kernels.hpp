@@ -1,7 +1,10 @@
 #pragma once
 // Yee update kernels (E and H), their loops (cell, column) and policies.
+#include <cmath>
 #include <type_traits>
+#include <vector>
 
+#include "core/decomposition.hpp"
 #include "core/policy.hpp"
 #include "fdtd/fdtd.hpp"
 
@@ -49,29 +52,45 @@ struct UpdateE {
 };
 
 // H^(n-1/2) -> H^(n+1/2) at cell (i, j, k). Hx on the x walls (i = nx) is never touched: its curl
-// involves only wall-tangential E, which is zero, so it stays zero. energy(): the same update,
-// returning mu H^(n-1/2) . H^(n+1/2) of the cell.
+// involves only wall-tangential E, which is zero, so it stays zero.
 template <class T, class KokkosLayout, bool Arrays>
 struct UpdateH {
   YeeViews<T, KokkosLayout> v;
-  KOKKOS_FORCEINLINE_FUNCTION double energy(const int i, const int j, const int k) const {
+  KOKKOS_FORCEINLINE_FUNCTION void next(const int i, const int j, const int k, T& nx, T& ny,
+                                        T& nz) const {
     const T db = Arrays ? v.db(i, j, k) : v.db0;
-    const T hx = v.hx(i, j, k), hy = v.hy(i, j, k), hz = v.hz(i, j, k);
-    const T nx = hx - db * ((v.ez(i, j + 1, k) - v.ez(i, j, k)) * v.idy -
-                            (v.ey(i, j, k + 1) - v.ey(i, j, k)) * v.idz);
-    const T ny = hy - db * ((v.ex(i, j, k + 1) - v.ex(i, j, k)) * v.idz -
-                            (v.ez(i + 1, j, k) - v.ez(i, j, k)) * v.idx);
-    const T nz = hz - db * ((v.ey(i + 1, j, k) - v.ey(i, j, k)) * v.idx -
-                            (v.ex(i, j + 1, k) - v.ex(i, j, k)) * v.idy);
+    nx = v.hx(i, j, k) - db * ((v.ez(i, j + 1, k) - v.ez(i, j, k)) * v.idy -
+                               (v.ey(i, j, k + 1) - v.ey(i, j, k)) * v.idz);
+    ny = v.hy(i, j, k) - db * ((v.ex(i, j, k + 1) - v.ex(i, j, k)) * v.idz -
+                               (v.ez(i + 1, j, k) - v.ez(i, j, k)) * v.idx);
+    nz = v.hz(i, j, k) - db * ((v.ey(i + 1, j, k) - v.ey(i, j, k)) * v.idx -
+                               (v.ex(i, j + 1, k) - v.ex(i, j, k)) * v.idy);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
+    T nx, ny, nz;
+    next(i, j, k, nx, ny, nz);
     v.hx(i, j, k) = nx;
     v.hy(i, j, k) = ny;
     v.hz(i, j, k) = nz;
-    const double mu = Arrays ? static_cast<double>(v.mu(i, j, k)) : static_cast<double>(v.mu0);
-    return mu * (static_cast<double>(hx) * nx + static_cast<double>(hy) * ny +
-                 static_cast<double>(hz) * nz);
   }
-  KOKKOS_FORCEINLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
-    energy(i, j, k);  // the reduction's arithmetic is dropped by the compiler when unused
+  // mu H^(n-1/2) . H^(n+1/2) of the cell, before the update (which computes the same values).
+  KOKKOS_FORCEINLINE_FUNCTION double energy(const int i, const int j, const int k) const {
+    T nx, ny, nz;
+    next(i, j, k, nx, ny, nz);
+    const double mu = Arrays ? static_cast<double>(v.mu(i, j, k)) : static_cast<double>(v.mu0);
+    return mu * (static_cast<double>(v.hx(i, j, k)) * nx + static_cast<double>(v.hy(i, j, k)) * ny +
+                 static_cast<double>(v.hz(i, j, k)) * nz);
+  }
+};
+
+// eps |E|^2 at node (i, j, k).
+template <class T, class KokkosLayout, bool Arrays>
+struct ElectricEnergy {
+  YeeViews<T, KokkosLayout> v;
+  KOKKOS_FORCEINLINE_FUNCTION double energy(const int i, const int j, const int k) const {
+    const double eps = Arrays ? static_cast<double>(v.eps(i, j, k)) : static_cast<double>(v.eps0);
+    const double x = v.ex(i, j, k), y = v.ey(i, j, k), z = v.ez(i, j, k);
+    return eps * (x * x + y * y + z * z);
   }
 };
 
@@ -83,15 +102,6 @@ struct CellLoop {
     update(Reversed ? p2 : p0, j, Reversed ? p0 : p2);
   }
 };
-template <class Update, bool Reversed>
-struct CellEnergyLoop {
-  Update update;
-  KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int j, const int p2,
-                                         double& sum) const {
-    sum += update.energy(Reversed ? p2 : p0, j, Reversed ? p0 : p2);
-  }
-};
-
 // One column along the slowest axis per work item: policy (contiguous index, j, 0); LayoutRight
 // columns run along x, LayoutLeft columns along z.
 template <class Update, bool XColumns>
@@ -102,22 +112,10 @@ struct ColumnLoop {
     for (int s = start; s < start + length; ++s) update(XColumns ? s : c, j, XColumns ? c : s);
   }
 };
-template <class Update, bool XColumns>
-struct ColumnEnergyLoop {
-  Update update;
-  int start, length;
-  KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int, double& sum) const {
-    for (int s = start; s < start + length; ++s)
-      sum += update.energy(XColumns ? s : c, j, XColumns ? c : s);
-  }
-};
-
-// Runs the update over the cells as `plan` says (variant, mapping, bounds, tile, launch bound);
-// Energy: as a reduction, returning the sum of update.energy().
-template <bool Energy, class Update>
-double launch_update(const char* label, const FdtdPlan& plan, const Update& update) {
+// Runs the update over the cells as `plan` says (variant, mapping, bounds, tile, launch bound).
+template <class Update>
+void launch_update(const char* label, const FdtdPlan& plan, const Update& update) {
   const FdtdLaunch& l = plan.launch;
-  double sum = 0;
   if (plan.config.variant == FdtdVariant::column) {
     // Columns along x for LayoutRight, along z for LayoutLeft: the contiguous axis is in the
     // policy.
@@ -126,27 +124,69 @@ double launch_update(const char* label, const FdtdPlan& plan, const Update& upda
     dispatch_launch_bound(plan.config.launch_bounds, [&](auto bound) {
       const auto policy =
           planned_policy<Kokkos::Iterate::Left, decltype(bound)::value>(l.lower, l.upper, l.tile);
-      if constexpr (Energy)
-        Kokkos::parallel_reduce(
-            label, policy, ColumnEnergyLoop<Update, X>{update, l.column_start, l.column_length},
-            sum);
-      else
-        Kokkos::parallel_for(label, policy,
-                             ColumnLoop<Update, X>{update, l.column_start, l.column_length});
+      Kokkos::parallel_for(label, policy,
+                           ColumnLoop<Update, X>{update, l.column_start, l.column_length});
     });
-    return sum;
+    return;
   }
   dispatch_traits(
       plan.mapping, plan.config.launch_bounds, [&](auto reversed, auto iterate, auto bound) {
         constexpr bool Reversed = decltype(reversed)::value;
         const auto policy = planned_policy<decltype(iterate)::value, decltype(bound)::value>(
             l.lower, l.upper, l.tile);
-        if constexpr (Energy)
-          Kokkos::parallel_reduce(label, policy, CellEnergyLoop<Update, Reversed>{update}, sum);
-        else
-          Kokkos::parallel_for(label, policy, CellLoop<Update, Reversed>{update});
+        Kokkos::parallel_for(label, policy, CellLoop<Update, Reversed>{update});
       });
-  return sum;
+}
+
+// The sum over every rank's `box` (local indices) of term.energy(i, j, k), the same bits whatever
+// the threads, tiles and ranks: K-fold binned summation (Demmel and Nguyen, as in ReproBLAS) with
+// two bins fixed by the largest term and the number of terms. Each term is split into multiples
+// of the bins' units, whose sums are exact in any order; the remainder left out is below
+// terms^2 2^-100 of the largest term.
+template <class Term>
+double reproducible_sum(const char* label, const Box& box, double terms, const Term& term,
+                        MPI_Comm comm) {
+  using Policy = Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>;
+  const Policy policy({int(box.lo[0]), int(box.lo[1]), int(box.lo[2])},
+                      {int(box.hi[0]), int(box.hi[1]), int(box.hi[2])});
+  double largest = 0;
+  Kokkos::parallel_reduce(
+      label, policy,
+      KOKKOS_LAMBDA(const int i, const int j, const int k, double& m) {
+        const double t = term.energy(i, j, k);
+        const double magnitude = t < 0 ? -t : t;
+        if (magnitude > m) m = magnitude;
+      },
+      Kokkos::Max<double>(largest));
+  largest = global_max(largest, comm);
+  if (largest == 0) return 0;
+  // Bin k: sigma_k = 1.5 2^e_k with terms * (largest part) <= 2^(e_k - 2), so every partial sum
+  // of the parts is a multiple of ulp(sigma_k) below 2^e_k: exact.
+  int count_bits = 0;
+  while (std::ldexp(1.0, count_bits) < terms) ++count_bits;
+  int e0 = 0;
+  std::frexp(largest, &e0);  // largest < 2^e0
+  e0 += count_bits + 2;
+  const int e1 = e0 - 53 + count_bits + 2;
+  const double s0 = 1.5 * std::ldexp(1.0, e0), s1 = 1.5 * std::ldexp(1.0, e1);
+  double bins[2] = {0, 0};
+  Kokkos::parallel_reduce(
+      label, policy,
+      KOKKOS_LAMBDA(const int i, const int j, const int k, double& sum) {
+        const double t = term.energy(i, j, k);
+        sum += (s0 + t) - s0;
+      },
+      bins[0]);
+  Kokkos::parallel_reduce(
+      label, policy,
+      KOKKOS_LAMBDA(const int i, const int j, const int k, double& sum) {
+        const double t = term.energy(i, j, k);
+        const double r = t - ((s0 + t) - s0);
+        sum += (s1 + r) - s1;
+      },
+      bins[1]);
+  const std::vector<double> total = global_sums({bins[0], bins[1]}, comm);
+  return total[0] + total[1];
 }
 
 }  // namespace fdtd_detail
