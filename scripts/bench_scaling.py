@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Weak and strong scaling of the Laplacian, FDTD and Jacobi over MPI ranks: one verified run per
+"""Weak and strong scaling of the Laplacian, FDTD, Jacobi and CG over MPI ranks: one verified run per
 solver, rank count and overlap setting (mpiexec -np N kstencil run ...), then a CSV, a Markdown table
 and a PNG plot of the parallel efficiency and the halo's share of a step.
 
@@ -12,7 +12,8 @@ strong: the same grid at every rank count; efficiency T(1) / (N T(N)).
 weak:   N times the grid along x (the process grid [N, 1, 1]: every rank owns the grid given);
         efficiency T(1) / T(N).
 T is the time of one step: the Laplacian's median step (halo exchange included), FDTD's timed steps
-(between diagnostics), Jacobi's median iteration with its norm. Every run verifies before it times.
+(between diagnostics), Jacobi's median iteration with its norm, CG's mean iteration (CG has no
+overlap). Every run verifies before it times.
 On hosts every rank gets the same OpenMP threads at every rank count, cores / (largest rank count)
 unless --threads says otherwise, so N ranks use N times the resources of one; threads are unbound
 (pinned threads of several ranks would share cores).
@@ -28,11 +29,12 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
 DECKS = {"laplacian": "inputs/laplacian.toml", "fdtd": "inputs/fdtd_cavity.toml",
-         "jacobi": "inputs/poisson_3d.toml"}
+         "jacobi": "inputs/poisson_3d.toml", "cg": "inputs/poisson_3d.toml"}
 # Benchmark settings per solver: fields and diagnostics off, enough work to time.
 SETTINGS = {"laplacian": ["run.repeats=20"],
             "fdtd": ["time.steps=100", "diagnostics.every=0"],
-            "jacobi": ["jacobi.max_iterations=1", "run.repeats=20", "jacobi.print_every=0"]}
+            "jacobi": ["jacobi.max_iterations=1", "run.repeats=20", "jacobi.print_every=0"],
+            "cg": ["run.solver=cg", "cg.max_iterations=50", "cg.print_every=0"]}
 COLUMNS = ["solver", "mode", "ranks", "dims", "overlap", "nx", "ny", "nz", "step_s", "efficiency",
            "halo_share", "pack_s", "exchange_s", "unpack_s", "copy_gbs", "verified", "backend",
            "device"]
@@ -43,7 +45,7 @@ def step_time(solver, summary):
         return summary["time_median_s"]
     if solver == "fdtd":
         return summary["time_s"] / summary["timed_steps"]
-    return summary["time_per_iteration_s"]
+    return summary["time_per_iteration_s"]  # Jacobi, CG
 
 
 def run_one(args, solver, ranks, overlap, size, extra):
@@ -123,7 +125,7 @@ def main():
     p.add_argument("--mode", choices=["weak", "strong"])
     p.add_argument("--plot-only", metavar="DIR")
     p.add_argument("--ranks", default="1,2")
-    p.add_argument("--solvers", default="laplacian,fdtd,jacobi")
+    p.add_argument("--solvers", default="laplacian,fdtd,jacobi,cg")
     p.add_argument("--size", default="256x256x256")
     p.add_argument("--overlap", choices=["both", "on", "off"], default="both")
     p.add_argument("--kstencil", default=os.path.join(SOURCE, "build/openmp/miniapp/kstencil"))
@@ -155,6 +157,8 @@ def main():
     rows = []
     for solver in args.solvers.split(","):
         for overlap in overlaps:
+            if solver == "cg" and overlap == "on":
+                continue  # one spmv: nothing to overlap
             for n in ranks:
                 rows.append(run_one(args, solver, n, overlap, size, args.overrides))
                 r = rows[-1]
