@@ -176,7 +176,7 @@ TEST_CASE("sine field: error against the analytic Laplacian falls 4x per halving
   for (Index n : {17, 33, 65}) {
     const double h = 1.0 / static_cast<double>(n - 1);
     const Grid grid = Grid::whole({n, n, n}, {0, 0, 0}, {h, h, h});
-    const Config config;
+    const Config config{};
     const auto f = laplacian_of<double, Kokkos::LayoutRight>(TestField::sine, config, grid);
     const auto spec = TestFieldSpec::of(TestField::sine, grid);
     double max_error = 0;

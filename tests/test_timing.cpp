@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "arch/streams.hpp"
@@ -129,12 +130,18 @@ TEST_CASE(
       {0, 1, 7, 8, 15, 16, 17, 33, 64, 100}, 256);
 }
 
+// in[q], callable where store_line is (host and device): a host lambda would not be on GPU builds.
+template <class T>
+struct ValueAt {
+  const T* in;
+  KOKKOS_INLINE_FUNCTION T operator()(const int q) const { return in[q]; }
+};
+
 TEST_CASE("store_line writes exactly its range at every alignment and length", "[timing]") {
   // The line kernel's store: whole lines through a buffer of one line, partial ones plainly.
   check_copy_at_every_alignment(
       [](auto* out, const auto* in, int n) {
-        store_line<true>(
-            out, n, [in](int q) { return in[q]; }, in);
+        store_line<true>(out, n, ValueAt<std::decay_t<decltype(*in)>>{in}, in);
       },
       {0, 1, 7, 8, 15, 16, 17, 33, 64, 100}, 256);
 }
