@@ -7,6 +7,7 @@ KOKKOS ?=
 KOKKOS_TARBALLS ?= ../shared/deps
 DECK ?= inputs/laplacian.toml
 JOBS ?= $(shell nproc)
+RANKS ?= 1,2
 PRESET := $(BACKEND)$(if $(KOKKOS),-kokkos$(KOKKOS))
 BUILD := build/$(PRESET)
 ifneq ($(KOKKOS),)
@@ -33,7 +34,7 @@ run: build
 bench: build
 ifneq ($(SCALING),)
 	/usr/bin/python3 scripts/bench_scaling.py --kstencil $(BUILD)/miniapp/kstencil --mode $(SCALING) \
-	  --ranks $(or $(RANKS),1,2) $(ARGS)
+	  --ranks $(RANKS) $(ARGS)
 else
 	/usr/bin/python3 scripts/bench.py --kstencil $(BUILD)/miniapp/kstencil --set $(or $(SET),default) $(ARGS)
 endif
