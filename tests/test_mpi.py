@@ -86,6 +86,7 @@ class Ranks(unittest.TestCase):
                         "mpi.dims=" + dims, "mpi.overlap=" + overlap])
                     self.assertEqual(summary["mpi"]["ranks"], ranks)
                     self.assertEqual(summary["verification"]["step_mismatches"], 0)
+                    self.assertIn("timed step with halo bitwise equal", r.stdout)
                     self.assert_same_fields("one", name)
                     # The console speaks once.
                     self.assertEqual(r.stdout.count("verification"), 1, r.stdout)

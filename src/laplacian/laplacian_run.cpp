@@ -95,7 +95,8 @@ nlohmann::ordered_json to_json(const LaplacianVerification& v) {
           {"reference_bitwise", v.reference_mismatches == 0},
           {"reference_mismatches", v.reference_mismatches},
           {"untouched_violations", v.untouched_violations},
-          {"step_mismatches", v.step_mismatches}};
+          {"step_mismatches", v.step_mismatches < 0 ? nlohmann::ordered_json()
+                                                    : nlohmann::ordered_json(v.step_mismatches)}};
 }
 
 namespace {
@@ -195,9 +196,11 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
                                              : "max diff " + fmt("%.3g", v.reference_max_diff) +
                                                    " <= " + fmt("%.3g", v.reference_tolerance)) +
                 "; untouched points " + (v.untouched_violations == 0 ? "ok" : "WRITTEN") +
-                "; timed step " +
-                (v.step_mismatches == 0 ? std::string("bitwise equal")
-                                        : std::to_string(v.step_mismatches) + " points differ") +
+                (v.step_mismatches < 0 ? std::string()
+                 : v.step_mismatches == 0
+                     ? std::string("; timed step with halo bitwise equal")
+                     : "; timed step with halo: " + std::to_string(v.step_mismatches) +
+                           " points differ") +
                 ")");
 }
 
@@ -265,7 +268,7 @@ LaplacianVerification combined(LaplacianVerification v, std::int64_t step_mismat
   v.reference_mismatches = static_cast<std::int64_t>(sums[0]);
   v.untouched_violations = static_cast<std::int64_t>(sums[1]);
   v.step_mismatches = step_mismatches;
-  v.passed = all_ranks(v.passed, comm) && step_mismatches == 0;
+  v.passed = all_ranks(v.passed, comm) && step_mismatches <= 0;
   return v;
 }
 
@@ -283,7 +286,8 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
   auto f = allocate_field<T, KokkosLayout>("lap_u", s.grid);
   fill_test_field(TestFieldSpec::of(s.field, s.grid), s.grid, u);
   LaplacianStep<T, KokkosLayout> step{s, {s.grid, d, HaloSides::both, 1}};
-  const std::int64_t step_mismatches = check_step(s, step, u, f, d.comm);
+  // One rank times the plan itself: nothing more to check (and no third field to allocate).
+  const std::int64_t step_mismatches = d.ranks > 1 ? check_step(s, step, u, f, d.comm) : -1;
   const LaplacianVerification v = combined(own, step_mismatches, d.comm);
   Kokkos::Profiling::popRegion();
 
