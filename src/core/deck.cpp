@@ -328,8 +328,16 @@ void check_real(const Origin& origin, const KeySpec& spec, const toml::node& val
 // integer_or_auto as an integer or the string "auto").
 void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node& node,
                      toml::table& out) {
+  const bool takes_auto =
+      spec.type == KeyType::integer_or_auto || spec.type == KeyType::boolean_or_auto;
+  if (const auto* s = node.as_string(); s && takes_auto) {
+    if (s->get() != "auto") wrong_type(origin, spec, node);
+    out.insert_or_assign(spec.key, "auto");
+    return;
+  }
   switch (spec.type) {
-    case KeyType::integer: {
+    case KeyType::integer:
+    case KeyType::integer_or_auto: {
       const auto* v = node.as_integer();
       if (!v) wrong_type(origin, spec, node);
       check_integer(origin, spec, node, v->get(), "");
@@ -349,18 +357,8 @@ void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node
       out.insert_or_assign(spec.key, x);
       return;
     }
-    case KeyType::boolean: {
-      const auto* v = node.as_boolean();
-      if (!v) wrong_type(origin, spec, node);
-      out.insert_or_assign(spec.key, v->get());
-      return;
-    }
+    case KeyType::boolean:
     case KeyType::boolean_or_auto: {
-      if (const auto* s = node.as_string()) {
-        if (s->get() != "auto") wrong_type(origin, spec, node);
-        out.insert_or_assign(spec.key, "auto");
-        return;
-      }
       const auto* v = node.as_boolean();
       if (!v) wrong_type(origin, spec, node);
       out.insert_or_assign(spec.key, v->get());
@@ -374,18 +372,6 @@ void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node
       if (!spec.choices.empty() &&
           std::find(spec.choices.begin(), spec.choices.end(), v->get()) == spec.choices.end())
         not_allowed(origin, spec, node, "not one of the allowed values");
-      out.insert_or_assign(spec.key, v->get());
-      return;
-    }
-    case KeyType::integer_or_auto: {
-      if (const auto* s = node.as_string()) {
-        if (s->get() != "auto") wrong_type(origin, spec, node);
-        out.insert_or_assign(spec.key, "auto");
-        return;
-      }
-      const auto* v = node.as_integer();
-      if (!v) wrong_type(origin, spec, node);
-      check_integer(origin, spec, node, v->get(), "");
       out.insert_or_assign(spec.key, v->get());
       return;
     }

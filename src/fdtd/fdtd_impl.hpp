@@ -185,7 +185,13 @@ template <class T, class KokkosLayout>
 std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
   using namespace fdtd_detail;
   const auto v = views_of<T, KokkosLayout>(fields_, problem_, dt_, grid_);
-  const bool arrays = problem_.media.mode == MediaMode::arrays;
+  // Calls run(std::true_type) for per-cell coefficient arrays, run(std::false_type) for uniform.
+  const auto by_media = [&](auto&& run) {
+    if (problem_.media.mode == MediaMode::arrays)
+      run(std::true_type{});
+    else
+      run(std::false_type{});
+  };
   const int parts = static_cast<int>(overlap_plans_.size());
   const auto plan_of = [&](int part) -> const FdtdPlan& {
     return part < 0 ? plan_ : overlap_plans_[part];
@@ -201,31 +207,28 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
     const double node_count = double(n[0] + 1) * double(n[1] + 1) * double(n[2] + 1);
     const double cell_count = double(n[0]) * double(n[1]) * double(n[2]);
     const char* label = "kstencil::fdtd::energy";
-    const double electric =
-        arrays ? reproducible_sum(label, nodes, node_count,
-                                  ElectricEnergy<T, KokkosLayout, true>{v}, comm_)
-               : reproducible_sum(label, nodes, node_count,
-                                  ElectricEnergy<T, KokkosLayout, false>{v}, comm_);
-    const double magnetic =
-        arrays
-            ? reproducible_sum(label, cells, cell_count, UpdateH<T, KokkosLayout, true>{v}, comm_)
-            : reproducible_sum(label, cells, cell_count, UpdateH<T, KokkosLayout, false>{v}, comm_);
+    double electric = 0, magnetic = 0;
+    by_media([&](auto media) {
+      constexpr bool Arrays = decltype(media)::value;
+      electric = reproducible_sum(label, nodes, node_count,
+                                  ElectricEnergy<T, KokkosLayout, Arrays>{v}, comm_);
+      magnetic =
+          reproducible_sum(label, cells, cell_count, UpdateH<T, KokkosLayout, Arrays>{v}, comm_);
+    });
     const double half_volume = 0.5 * problem_.cell_volume();
     record = EnergyRecord{step_, time(), half_volume * electric, half_volume * magnetic};
   }
   halo_e_.step({fields_.e[0], fields_.e[1], fields_.e[2]}, parts, [&](int part) {
-    const char* label = "kstencil::fdtd::update_h";
-    if (arrays)
-      launch_update(label, plan_of(part), UpdateH<T, KokkosLayout, true>{v});
-    else
-      launch_update(label, plan_of(part), UpdateH<T, KokkosLayout, false>{v});
+    by_media([&](auto media) {
+      launch_update("kstencil::fdtd::update_h", plan_of(part),
+                    UpdateH<T, KokkosLayout, decltype(media)::value>{v});
+    });
   });
   halo_h_.step({fields_.h[0], fields_.h[1], fields_.h[2]}, parts, [&](int part) {
-    const char* label = "kstencil::fdtd::update_e";
-    if (arrays)
-      launch_update(label, plan_of(part), UpdateE<T, KokkosLayout, true>{v});
-    else
-      launch_update(label, plan_of(part), UpdateE<T, KokkosLayout, false>{v});
+    by_media([&](auto media) {
+      launch_update("kstencil::fdtd::update_e", plan_of(part),
+                    UpdateE<T, KokkosLayout, decltype(media)::value>{v});
+    });
   });
   if (problem_.source && grid_.owned.contains(problem_.source->index)) {
     const PointSource& s = *problem_.source;
@@ -234,12 +237,11 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
     const auto& e = fields_.e[s.component];
     const Index3 at = grid_.to_local(Box{s.index, s.index}).lo;
     const int i = int(at[0]), j = int(at[1]), k = int(at[2]);
-    if (arrays)
-      Kokkos::parallel_for("kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
-                           AddSource<T, KokkosLayout, true>{v, e, i, j, k, current});
-    else
-      Kokkos::parallel_for("kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
-                           AddSource<T, KokkosLayout, false>{v, e, i, j, k, current});
+    by_media([&](auto media) {
+      Kokkos::parallel_for(
+          "kstencil::fdtd::source", Kokkos::RangePolicy<>(0, 1),
+          AddSource<T, KokkosLayout, decltype(media)::value>{v, e, i, j, k, current});
+    });
   }
   ++step_;
   return record;
