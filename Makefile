@@ -30,13 +30,14 @@ export KSTENCIL_PYTHON ?= /usr/bin/python3
 run: build
 	$(BUILD)/miniapp/kstencil run $(DECK) --overwrite $(ARGS)
 
-# SCALING=weak|strong: scripts/bench_scaling.py over RANKS (default 1,2) instead of a Laplacian set.
+# SET=NAME: the sweep inputs/bench/NAME.toml (default laplacian; ARGS: its overrides and flags,
+# e.g. --overwrite). SCALING=weak|strong: scripts/bench_scaling.py over RANKS (default 1,2) instead.
 bench: build
 ifneq ($(SCALING),)
 	/usr/bin/python3 scripts/bench_scaling.py --kstencil $(BUILD)/miniapp/kstencil --mode $(SCALING) \
 	  --ranks $(RANKS) $(ARGS)
 else
-	/usr/bin/python3 scripts/bench.py --kstencil $(BUILD)/miniapp/kstencil --set $(or $(SET),default) $(ARGS)
+	$(BUILD)/miniapp/kstencil sweep inputs/bench/$(or $(SET),laplacian).toml $(ARGS)
 endif
 
 test: test-deps build

@@ -22,22 +22,19 @@
 #include "laplacian/laplacian_deck.hpp"
 #include "laplacian/laplacian_run.hpp"
 #include "poisson/poisson_deck.hpp"
+#include "sweep/spec.hpp"
+#include "sweep/sweep.hpp"
 
 namespace {
 
 using namespace kstencil;
 
-struct Solver {
-  std::function<const Schema&()> schema;
-  std::function<int(const Deck&, const std::string&, MPI_Comm)> run;
-};
-
-const std::map<std::string, Solver>& solvers() {
-  static const std::map<std::string, Solver> registry = {
-      {"laplacian", {laplacian_schema, run_laplacian_deck}},
-      {"fdtd", {fdtd_schema, run_fdtd_deck}},
-      {"jacobi", {jacobi_schema, run_jacobi_deck}},
-      {"cg", {cg_schema, run_cg_deck}}};
+const std::map<std::string, SolverEntry>& solvers() {
+  static const std::map<std::string, SolverEntry> registry = {
+      {"laplacian", {laplacian_schema, check_laplacian_deck, run_laplacian_deck}},
+      {"fdtd", {fdtd_schema, check_fdtd_deck, run_fdtd_deck}},
+      {"jacobi", {jacobi_schema, check_jacobi_deck, run_jacobi_deck}},
+      {"cg", {cg_schema, check_cg_deck, run_cg_deck}}};
   return registry;
 }
 
@@ -49,9 +46,9 @@ std::string solver_of(const std::string& path, const std::vector<std::string>& o
 
 int run_command(const std::string& deck_path, std::vector<std::string> overrides, bool overwrite) {
   if (overwrite) overrides.push_back("output.overwrite=true");
-  const Solver& solver = solvers().at(solver_of(deck_path, overrides));
+  const SolverEntry& solver = solvers().at(solver_of(deck_path, overrides));
   const Deck deck = Deck::load(deck_path, overrides, solver.schema());
-  return solver.run(deck, deck_path, MPI_COMM_WORLD);
+  return solver.run(deck, deck_path, RunContext{});
 }
 
 // Under mpirun: every rank's host and device, gathered to rank 0.
@@ -156,7 +153,7 @@ int main(int argc, char* argv[]) {
       }
       args.push_back(argv[a]);
     }
-    CLI::App app{"kstencil: Kokkos stencil mini-app (Laplacian)", "kstencil"};
+    CLI::App app{"kstencil: Kokkos stencil mini-app (Laplacian, FDTD, Jacobi, CG)", "kstencil"};
     app.set_version_flag("--version", std::string("kstencil ") + program_version + " (Kokkos " +
                                           kokkos_version_string() + ")");
     app.require_subcommand(1);
@@ -173,16 +170,47 @@ int main(int argc, char* argv[]) {
     run->add_flag("--overwrite", overwrite, "Replace an existing run folder (output.overwrite)");
     auto* info = app.add_subcommand(
         "info", "Describe Kokkos, the execution space and its limits; measure copy bandwidth");
+    SweepOptions sweep_options;
+    auto* sweep = app.add_subcommand(
+        "sweep", "Verify and time every configuration of a parameter space; rank them");
+    sweep->add_option("deck", sweep_options.deck_path, "TOML input deck (its [sweep] table)")
+        ->required();
+    sweep->add_option("overrides", sweep_options.overrides,
+                      "section.key=value changes to the deck, sweep.key=value to the sweep");
+    sweep
+        ->add_option(
+            "--vary", sweep_options.vary,
+            "key=v1,v2,...: values of a deck key to try (repeatable; k1,k2=[a1,a2],[b1,b2] "
+            "sets keys together)")
+        ->allow_extra_args(false);  // one value per --vary: the deck's overrides may follow
+    sweep->add_option("--tiles", sweep_options.tiles,
+                      "MIN:MAX: vary kernel.tile over the power-of-two tiles of MIN to MAX work "
+                      "items (and Kokkos' default [0, 0, 0])");
+    sweep->add_flag("--replot", sweep_options.replot,
+                    "Write the folder's tables, plots and best.toml from its cache; run nothing");
+    sweep->add_flag("--dry-run", sweep_options.dry_run,
+                    "List the configurations and which the device rejects; run and write nothing");
+    sweep->add_flag("--overwrite", sweep_options.overwrite,
+                    "Start afresh in an existing sweep folder (default: resume it)");
     std::string keys_solver = "laplacian";
     auto* keys = app.add_subcommand("keys", "List every deck key as a Markdown table");
-    keys->add_option("solver", keys_solver, "Solver whose keys to list")
-        ->check(CLI::IsMember(solver_names()));
+    std::vector<std::string> key_tables = solver_names();
+    key_tables.push_back("sweep");
+    keys->add_option("solver", keys_solver, "Solver whose keys to list (or sweep: [sweep]'s own)")
+        ->check(CLI::IsMember(key_tables));
 
     try {
       app.parse(static_cast<int>(args.size()), args.data());
       if (run->parsed()) status = run_command(deck_path, overrides, overwrite);
+      if (sweep->parsed()) {
+        const std::string name =
+            solver_of(sweep_options.deck_path, deck_overrides(sweep_options.overrides));
+        status = run_sweep(sweep_options, name, solvers().at(name), MPI_COMM_WORLD);
+      }
       if (info->parsed()) status = info_command();
-      if (keys->parsed()) std::cout << schema_markdown(solvers().at(keys_solver).schema());
+      if (keys->parsed())
+        std::cout << schema_markdown(keys_solver == "sweep" ? sweep_schema()
+                                                            : solvers().at(keys_solver).schema());
     } catch (const CLI::ParseError& e) {
       status = app.exit(e);
     } catch (const DeckError& e) {

@@ -102,7 +102,8 @@ install_packages() {
 }
 
 packages=(build-essential cmake make dpkg-dev ca-certificates libhdf5-openmpi-dev openmpi-bin
-  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev python3-matplotlib python3-numpy)
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libfmt-dev libmuparser-dev python3-matplotlib
+  python3-numpy)
 # Catch2 v3 lives in bookworm-backports (main has 2.13).
 catch2_ok() { dpkg-query -W -f='${Version}' catch2 2>/dev/null | grep -q '^3'; }
 case "$backend" in

@@ -42,7 +42,8 @@ namespace {
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
-              const std::string& deck_path, MPI_Comm world) {
+              const std::string& deck_path, const RunContext& context) {
+  const MPI_Comm world = context.comm;
   Decomposition d = decompose(world, s.mpi.dims);
   MPI_Comm comm = d.comm;
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
@@ -59,7 +60,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
   }
 
   CgSolver<T, KokkosLayout> solver(s.problem, d);
-  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm);
+  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm, context.quiet);
   const auto residual = solver.residual();
 
   const SolveResult& result = solve.result;
@@ -83,6 +84,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
       .fact("effective_gbs", gbs)
       .fact("copy_gbs", copy.gbs)
       .fact("fom_ratio", gbs / copy.gbs)
+      .timing(slowest_rank(summarize(solve.iteration_s), comm), "iteration", gbs)
       .verification(
           check.passed,
           {{"passed", check.passed},
@@ -109,21 +111,30 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
       report, deck, folder,
       {"cg", g, u.data(), s.single_precision, &result, {{"layout", to_string(s.layout)}}}, comm);
   describe_halo(report, {d, false, solver.halo().path(), solver.halo().times});
-  const int status = report.finish(folder, deck, comm);
+  const int status = report.finish(folder, deck, comm, context);
   free_decomposition(d);
   return status;
 }
 
 }  // namespace
 
-int run_cg_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+CgSetup agreed_cg_setup(const Deck& deck, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const CgSetup setup = agreed_setup(comm, [&] {
+  return agreed_setup(comm, [&] {
     return cg_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
   });
-  return run_with_types(setup.single_precision, setup.layout,
-                        [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
+}
+
+void check_cg_deck(const Deck& deck, MPI_Comm comm) {
+  agreed_cg_setup(deck, comm);
+}
+
+int run_cg_deck(const Deck& deck, const std::string& deck_path, const RunContext& context) {
+  const CgSetup setup = agreed_cg_setup(deck, context.comm);
+  return run_with_types(setup.single_precision, setup.layout, [&](auto types) {
+    return run_typed(types, setup, deck, deck_path, context);
+  });
 }
 
 }  // namespace kstencil

@@ -7,6 +7,7 @@
 
 #include "cg/cg.hpp"
 #include "core/deck.hpp"
+#include "core/run_context.hpp"
 
 namespace kstencil {
 
@@ -25,6 +26,8 @@ struct CgSetup {
 CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits, int rank = 0, int ranks = 1);
 
 // Runs the deck; returns the process exit status (0 verified, 1 verification failed).
-int run_cg_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);
+// The set-up's checks alone (SolverEntry::check).
+void check_cg_deck(const Deck& deck, MPI_Comm comm);
+int run_cg_deck(const Deck& deck, const std::string& deck_path, const RunContext& context);
 
 }  // namespace kstencil

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <utility>
 
+#include "core/toml_literal.hpp"
+
 namespace kstencil {
 
 struct Deck::Values {
@@ -78,18 +80,18 @@ std::string real_literal(double x) {
   return s;
 }
 
-std::string literal(const toml::node& node);
-
 std::string array_literal(const toml::array& array) {
   std::string out = "[";
   for (std::size_t i = 0; i < array.size(); ++i) {
     if (i) out += ", ";
-    out += literal(*array.get(i));
+    out += toml_literal(*array.get(i));
   }
   return out + "]";
 }
 
-std::string literal(const toml::node& node) {
+}  // namespace
+
+std::string toml_literal(const toml::node& node) {
   if (auto v = node.as_string()) return quote(v->get());
   if (auto v = node.as_integer()) return std::to_string(v->get());
   if (auto v = node.as_floating_point()) return real_literal(v->get());
@@ -101,6 +103,8 @@ std::string literal(const toml::node& node) {
   return out.str();
 }
 
+namespace {
+
 std::string truncated(std::string s) {
   constexpr std::size_t limit = 80;
   if (s.size() > limit) s = s.substr(0, limit - 3) + "...";
@@ -111,26 +115,26 @@ std::string truncated(std::string s) {
 std::string describe(const toml::node& node) {
   switch (node.type()) {
     case toml::node_type::string:
-      return "string " + truncated(literal(node));
+      return "string " + truncated(toml_literal(node));
     case toml::node_type::integer:
-      return "integer " + literal(node);
+      return "integer " + toml_literal(node);
     case toml::node_type::floating_point:
-      return "float " + literal(node);
+      return "float " + toml_literal(node);
     case toml::node_type::boolean:
-      return "boolean " + literal(node);
+      return "boolean " + toml_literal(node);
     case toml::node_type::array: {
       const auto n = node.as_array()->size();
       return "array of " + std::to_string(n) + (n == 1 ? " element " : " elements ") +
-             truncated(literal(node));
+             truncated(toml_literal(node));
     }
     case toml::node_type::table:
       return "table";
     case toml::node_type::date:
-      return "date " + literal(node);
+      return "date " + toml_literal(node);
     case toml::node_type::time:
-      return "time " + literal(node);
+      return "time " + toml_literal(node);
     case toml::node_type::date_time:
-      return "date-time " + literal(node);
+      return "date-time " + toml_literal(node);
     default:
       return "nothing";
   }
@@ -293,7 +297,7 @@ std::string name_of(const KeySpec& spec) {
 
 [[noreturn]] void not_allowed(const Origin& origin, const KeySpec& spec, const toml::node& node,
                               const std::string& what) {
-  fail(origin, name_of(spec) + " = " + truncated(literal(node)) + ": " + what +
+  fail(origin, name_of(spec) + " = " + truncated(toml_literal(node)) + ": " + what +
                    "; allowed: " + allowed_values(spec));
 }
 
@@ -625,9 +629,11 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
       if (const auto* array = node->as_array(); array && array->is_array_of_tables())
         fail(origin,
              "[[" + name + "]]: arrays of tables are not allowed; " + allowed_sections(schema));
-      fail(origin, name + " = " + truncated(literal(*node)) + ": keys belong in a section; " +
+      fail(origin, name + " = " + truncated(toml_literal(*node)) + ": keys belong in a section; " +
                        allowed_sections(schema));
     }
+    // kstencil sweep's table, which it reads from the file itself (sweep/spec.cpp).
+    if (name == "sweep" && !has_section(schema, name)) continue;
     if (!has_section(schema, name))
       fail(origin, "unknown section [" + name + "]; " + allowed_sections(schema));
     for (const auto& [key, value] : in_file_order(*section)) {
@@ -739,7 +745,7 @@ bool Deck::is_default(const std::string& section, const std::string& key) const 
   toml::table default_value;
   check_and_store({"schema default"}, key_spec,
                   *toml::parse("v = " + key_spec.default_toml).get("v"), default_value);
-  return literal(*default_value.get(key)) == value_literal(section, key);
+  return toml_literal(*default_value.get(key)) == value_literal(section, key);
 }
 
 std::string Deck::resolved_toml() const {
@@ -750,14 +756,14 @@ std::string Deck::resolved_toml() const {
     out += "[" + section + "]\n";
     for (const auto& spec : *schema_)
       if (spec.section == section && spec.retired.empty())
-        out += spec.key + " = " + literal(*values_->table[section][spec.key].node()) + "\n";
+        out += spec.key + " = " + toml_literal(*values_->table[section][spec.key].node()) + "\n";
   }
   return out;
 }
 
 std::string Deck::value_literal(const std::string& section, const std::string& key) const {
   spec(section, key);
-  return literal(*values_->table[section][key].node());
+  return toml_literal(*values_->table[section][key].node());
 }
 
 DeckError Deck::error(const std::string& section, const std::string& key, const std::string& what,

@@ -4,7 +4,7 @@
 // Every key a solver understands is declared once in a Schema (type, default, allowed values,
 // help). Loading a deck rejects unknown sections and keys, wrong types and out-of-range values with
 // a DeckError whose message names the file, the key (with its line where known) and what is
-// allowed.
+// allowed. A [sweep] table is passed over: `kstencil sweep` reads and checks it (sweep/spec.hpp).
 #include <array>
 #include <cstdint>
 #include <initializer_list>

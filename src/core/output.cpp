@@ -404,8 +404,15 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
 
 fs::path prepare_run_directory(const fs::path& root, const std::string& name, bool overwrite,
                                MPI_Comm comm) {
+  return prepare_output_folder(root, name, overwrite, "deck.toml", nullptr, comm);
+}
+
+fs::path prepare_output_folder(const fs::path& root, const std::string& name, bool overwrite,
+                               const std::string& marker, bool* resumed, MPI_Comm comm) {
   const fs::path dir = root / name;
   std::string error;
+  int kept = 0;
+  const std::string kind = resumed ? "sweep" : "run";
   if (rank_of(comm) == 0) {
     const fs::path relative(name);
     bool bad_name = name.empty() || relative.is_absolute();
@@ -420,14 +427,17 @@ fs::path prepare_run_directory(const fs::path& root, const std::string& name, bo
         if (fs::exists(dir) && !fs::is_directory(dir)) {
           error = "output path " + shown + " exists and is not a folder";
         } else if (fs::exists(dir) && !fs::is_empty(dir)) {
-          if (!overwrite) {
+          const bool marked = fs::is_regular_file(dir / marker);
+          if (resumed && marked && !overwrite) {
+            kept = 1;
+          } else if (!overwrite) {
             error = "output folder " + shown +
                     " already exists and is not empty; set output.overwrite = true (or choose "
                     "another run.name) to replace it";
-          } else if (!fs::is_regular_file(dir / "deck.toml")) {
-            error = "output folder " + shown +
-                    " is not empty and does not look like a kstencil run folder (no deck.toml); "
-                    "refusing to overwrite it: remove it yourself or choose another run.name";
+          } else if (!marked) {
+            error = "output folder " + shown + " is not empty and does not look like a kstencil " +
+                    kind + " folder (no " + marker +
+                    "); refusing to overwrite it: remove it yourself or choose another run.name";
           } else {
             std::vector<fs::path> entries;
             for (const auto& entry : fs::directory_iterator(dir)) entries.push_back(entry.path());
@@ -443,6 +453,8 @@ fs::path prepare_run_directory(const fs::path& root, const std::string& name, bo
     }
   }
   agree_on_error(error, comm);
+  MPI_Bcast(&kept, 1, MPI_INT, 0, comm);
+  if (resumed) *resumed = kept != 0;
   return dir;
 }
 

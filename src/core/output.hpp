@@ -32,6 +32,13 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // folder (holds deck.toml) and is emptied. Collective over `comm`; rank 0 touches the file system.
 std::filesystem::path prepare_run_directory(const std::filesystem::path& root,
                                             const std::string& name, bool overwrite, MPI_Comm comm);
+// The same for a folder recognised by `marker` (a file it holds); with `resumed`, an existing
+// folder holding the marker is kept as it is (not emptied) unless `overwrite`, and *resumed says
+// which happened.
+std::filesystem::path prepare_output_folder(const std::filesystem::path& root,
+                                            const std::string& name, bool overwrite,
+                                            const std::string& marker, bool* resumed,
+                                            MPI_Comm comm);
 
 using AttributeValue = std::variant<std::int64_t, double, std::string, std::array<std::int64_t, 3>,
                                     std::array<double, 3>>;

@@ -43,15 +43,12 @@ os.replace(tmp, png)
 
 }  // namespace
 
-std::optional<std::string> plot_csv(const PlotSpec& spec) {
+std::optional<std::string> run_python(const std::string& script, std::vector<std::string> args,
+                                      const std::string& what) {
   // KSTENCIL_PYTHON names another interpreter (one with matplotlib) than the first on PATH.
   const char* chosen = std::getenv("KSTENCIL_PYTHON");
   const std::string python = chosen && *chosen ? chosen : "python3";
-  std::vector<std::string> args = {python,       "-c",         plot_script,
-                                   spec.csv,     spec.png,     spec.title,
-                                   spec.x_label, spec.y_label, spec.log_y ? "1" : "0",
-                                   spec.x_column};
-  args.insert(args.end(), spec.y_columns.begin(), spec.y_columns.end());
+  args.insert(args.begin(), {python, "-c", script});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -62,9 +59,17 @@ std::optional<std::string> plot_csv(const PlotSpec& spec) {
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return std::string("waiting for python3: ") + std::strerror(errno);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return python + " could not plot " + spec.csv.filename().string() +
+    return python + " could not plot " + what +
            " (see its message above; KSTENCIL_PYTHON selects the interpreter)";
   return std::nullopt;
+}
+
+std::optional<std::string> plot_csv(const PlotSpec& spec) {
+  std::vector<std::string> args = {spec.csv,     spec.png,     spec.title,
+                                   spec.x_label, spec.y_label, spec.log_y ? "1" : "0",
+                                   spec.x_column};
+  args.insert(args.end(), spec.y_columns.begin(), spec.y_columns.end());
+  return run_python(plot_script, args, spec.csv.filename().string());
 }
 
 }  // namespace kstencil

@@ -17,6 +17,11 @@ struct PlotSpec {
   bool log_y = false;
 };
 
+// Runs a Python script (python3 -c script args...) with the interpreter KSTENCIL_PYTHON names.
+// Returns why it failed (naming `what` it was to plot), or nullopt.
+std::optional<std::string> run_python(const std::string& script, std::vector<std::string> args,
+                                      const std::string& what);
+
 // Writes spec.png (atomically: a temporary name, then a rename). Returns why it could not, or
 // nullopt on success.
 std::optional<std::string> plot_csv(const PlotSpec& spec);

@@ -30,9 +30,11 @@ std::string RunReport::console() const {
   return out;
 }
 
-int RunReport::finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) const {
+int RunReport::finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm,
+                      const RunContext& context) const {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  if (context.summary) *context.summary = summary_;
   if (rank != 0) return passed_ ? 0 : 1;
   std::string notes;
   if (folder.enabled) {
@@ -46,7 +48,8 @@ int RunReport::finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) 
     write_file_atomically(folder.dir / "deck.toml", deck.resolved_toml());
     write_file_atomically(folder.dir / "summary.json", summary_.dump(2) + "\n");
   }
-  std::fputs(console().c_str(), stdout);
+  if (context.console) *context.console = console();
+  if (!context.quiet) std::fputs(console().c_str(), stdout);
   std::fputs(notes.c_str(), stderr);
   std::fflush(stdout);
   return passed_ ? 0 : 1;

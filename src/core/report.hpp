@@ -12,6 +12,8 @@
 #include "core/exec_space.hpp"
 #include "core/plot.hpp"
 #include "core/run_common.hpp"
+#include "core/run_context.hpp"
+#include "core/timing.hpp"
 
 namespace kstencil {
 
@@ -30,6 +32,16 @@ class RunReport {
   RunReport& verification(bool passed, nlohmann::ordered_json details) {
     passed_ = passed;
     return fact("verified", passed).fact("verification", std::move(details));
+  }
+  // Fact "timing", what `kstencil sweep` ranks and compares in every solver: the time of one
+  // `per` ("launch", "step", "iteration") over the samples, and the figure of merit in GB/s.
+  RunReport& timing(const TimingStats& t, const std::string& per, double gbs) {
+    return fact("timing", {{"per", per},
+                           {"median_s", t.median_s},
+                           {"min_s", t.min_s},
+                           {"max_s", t.max_s},
+                           {"samples", t.samples_s.size()},
+                           {"gbs", gbs}});
   }
   // A line of the console summary, "  label  text" with the labels aligned.
   RunReport& line(const std::string& label, const std::string& text) {
@@ -54,8 +66,10 @@ class RunReport {
 
   // Rank 0: writes the files, the plots, deck.toml (the resolved deck) and last summary.json into
   // the run folder (each atomically; nothing when the folder is not enabled), then prints the
-  // console summary. Returns the exit status: 0 verified, 1 not.
-  int finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm) const;
+  // console summary (or hands it and the summary to `context`, when quiet). Returns the exit
+  // status: 0 verified, 1 not.
+  int finish(const RunFolder& folder, const Deck& deck, MPI_Comm comm,
+             const RunContext& context) const;
 
  private:
   std::string header_;

@@ -5,7 +5,9 @@
 #include <mpi.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +18,7 @@
 #include "core/exec_space.hpp"
 #include "core/mapping.hpp"
 #include "core/output.hpp"
+#include "core/timing.hpp"
 
 namespace kstencil {
 
@@ -67,6 +70,35 @@ auto agreed_setup(MPI_Comm comm, Make&& make) -> decltype(make()) {
   const std::string agreed = agreed_error(error, comm);
   if (!agreed.empty()) throw DeckError(agreed);
   return std::move(*result);
+}
+
+// The test-only hook of the sweep's tests: KSTENCIL_TEST_CORRUPT="section.key=value" makes a run
+// whose deck has that value change one point of its kernel's result before verification (only
+// the Laplacian does), so that the verification must catch it.
+inline bool corruption_requested(const Deck& deck) {
+  const char* hook = std::getenv("KSTENCIL_TEST_CORRUPT");
+  if (!hook) return false;
+  const std::string text = hook;
+  const auto dot = text.find('.'), equals = text.find('=');
+  if (dot == std::string::npos || equals == std::string::npos || equals < dot) return false;
+  const auto bare = [](std::string s) {
+    s.erase(std::remove(s.begin(), s.end(), ' '), s.end());
+    return s;
+  };
+  try {
+    return bare(deck.value_literal(text.substr(0, dot), text.substr(dot + 1, equals - dot - 1))) ==
+           bare(text.substr(equals + 1));
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// The slowest rank's median, min and max (the samples stay this rank's).
+inline TimingStats slowest_rank(TimingStats t, MPI_Comm comm) {
+  t.median_s = global_max(t.median_s, comm);
+  t.min_s = global_max(t.min_s, comm);
+  t.max_s = global_max(t.max_s, comm);
+  return t;
 }
 
 // The ranks of comm, as a run report states them.

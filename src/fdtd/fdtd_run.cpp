@@ -221,6 +221,7 @@ struct FdtdHistory {
   std::vector<ProbeRecord> probes;
   double timed_s = 0;
   std::int64_t timed_steps = 0;
+  std::vector<double> step_s;  // time per step of each timed stretch
 };
 
 // Steps to s.steps: energy (and probes) every diagnostics.every steps, the fields into `series`
@@ -255,8 +256,11 @@ FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, co
     const auto start = std::chrono::steady_clock::now();
     solver.run(next - n);
     Kokkos::fence();
-    h.timed_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    h.timed_s += seconds;
     h.timed_steps += next - n;
+    h.step_s.push_back(seconds / static_cast<double>(next - n));
     n = next;
   }
   Kokkos::Profiling::popRegion();
@@ -292,6 +296,7 @@ void report_performance(RunReport& report, const FdtdProblem& p, const Grid& nod
       .fact("copy_kernel_gbs", copy.kernel_gbs)
       .fact("copy_deep_copy_gbs", copy.deep_copy_gbs)
       .fact("fom_ratio", known_or_null(timed, gbs / copy.gbs))
+      .timing(slowest_rank(summarize(h.step_s), comm), "step", gbs)
       .line("performance",
             timed ? fmt("%.1f", mcells) + " Mcells/s over " + std::to_string(h.timed_steps) +
                         " timed steps; " + fmt("%.1f", gbs) + " GB/s effective (" +
@@ -321,7 +326,8 @@ void report_energy(RunReport& report, const std::vector<EnergyRecord>& energy, b
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
-              const std::string& deck_path, MPI_Comm world) {
+              const std::string& deck_path, const RunContext& context) {
+  const MPI_Comm world = context.comm;
   const ExecLimits limits = default_exec_limits();
   Decomposition d = decompose(world, s.mpi.dims);
   MPI_Comm comm = d.comm;
@@ -408,21 +414,30 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
     report.line("output", folder.dir.string() + "/" +
                               (write_fields ? " (" + folder.name + ".xdmf)" : std::string()));
   describe_halo(report, {d, s.mpi.overlap, solver.halo_path(), solver.halo_times()});
-  const int status = report.finish(folder, deck, comm);
+  const int status = report.finish(folder, deck, comm, context);
   free_decomposition(d);
   return status;
 }
 
 }  // namespace
 
-int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+FdtdSetup agreed_fdtd_setup(const Deck& deck, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const FdtdSetup setup = agreed_setup(comm, [&] {
+  return agreed_setup(comm, [&] {
     return fdtd_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
   });
-  return run_with_types(setup.single_precision, setup.plan.config.layout,
-                        [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
+}
+
+void check_fdtd_deck(const Deck& deck, MPI_Comm comm) {
+  agreed_fdtd_setup(deck, comm);
+}
+
+int run_fdtd_deck(const Deck& deck, const std::string& deck_path, const RunContext& context) {
+  const FdtdSetup setup = agreed_fdtd_setup(deck, context.comm);
+  return run_with_types(setup.single_precision, setup.plan.config.layout, [&](auto types) {
+    return run_typed(types, setup, deck, deck_path, context);
+  });
 }
 
 }  // namespace kstencil

@@ -9,6 +9,7 @@
 #include "core/deck.hpp"
 #include "core/exec_space.hpp"
 #include "core/run_common.hpp"
+#include "core/run_context.hpp"
 #include "fdtd/fdtd.hpp"
 
 namespace kstencil {
@@ -33,6 +34,8 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, int r
                                int ranks = 1);
 
 // Runs the deck; returns the process exit status (0 pass, 1 verification failed).
-int run_fdtd_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);
+// The set-up's checks alone (SolverEntry::check).
+void check_fdtd_deck(const Deck& deck, MPI_Comm comm);
+int run_fdtd_deck(const Deck& deck, const std::string& deck_path, const RunContext& context);
 
 }  // namespace kstencil

@@ -129,7 +129,8 @@ JacobiVerification verify(const JacobiSetup& s, const Decomposition& d) {
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
-              const std::string& deck_path, MPI_Comm world) {
+              const std::string& deck_path, const RunContext& context) {
+  const MPI_Comm world = context.comm;
   Decomposition d = decompose(world, s.mpi.dims);
   MPI_Comm comm = d.comm;
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
@@ -138,7 +139,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
   const JacobiVerification verification = verify<T, KokkosLayout>(s, d);
 
   JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan, d, s.overlap_plans);
-  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm);
+  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm, context.quiet);
 
   // Time per iteration with and without the norm, on a fresh solver.
   JacobiSolver<T, KokkosLayout> timed(s.problem, s.plan, d, s.overlap_plans);
@@ -149,9 +150,8 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       time_with_copy_ceiling(g.owned.size(), sizeof(T), 2, s.repeats,
                              {[&] { timed.iterate(true); }, [&] { timed.iterate(false); }});
   // Across ranks: the slowest rank's times against the copy of every rank summed.
-  TimingStats with_norm = rounds.launches[0], without_norm = rounds.launches[1];
-  with_norm.median_s = global_max(with_norm.median_s, comm);
-  without_norm.median_s = global_max(without_norm.median_s, comm);
+  const TimingStats with_norm = slowest_rank(rounds.launches[0], comm);
+  const TimingStats without_norm = slowest_rank(rounds.launches[1], comm);
   CopyBandwidth copy = rounds.copy;
   copy.gbs = global_sum(copy.gbs, comm);
   const double gbs = bytes / with_norm.median_s * 1e-9;
@@ -180,6 +180,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       .fact("effective_gbs_without_norm", bytes / without_norm.median_s * 1e-9)
       .fact("copy_gbs", copy.gbs)
       .fact("fom_ratio", gbs / copy.gbs)
+      .timing(with_norm, "iteration", gbs)
       .verification(verification.passed,
                     {{"passed", verification.passed},
                      {"iterations", 2},
@@ -209,21 +210,30 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                         {{"layout", to_string(kernel.layout)}, {"norm", norm}}},
                        comm);
   describe_halo(report, {d, s.mpi.overlap, timed.halo().path(), timed.halo().times});
-  const int status = report.finish(folder, deck, comm);
+  const int status = report.finish(folder, deck, comm, context);
   free_decomposition(d);
   return status;
 }
 
 }  // namespace
 
-int run_jacobi_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+JacobiSetup agreed_jacobi_setup(const Deck& deck, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const JacobiSetup setup = agreed_setup(comm, [&] {
+  return agreed_setup(comm, [&] {
     return jacobi_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
   });
-  return run_with_types(setup.single_precision, setup.plan.config.layout,
-                        [&](auto types) { return run_typed(types, setup, deck, deck_path, comm); });
+}
+
+void check_jacobi_deck(const Deck& deck, MPI_Comm comm) {
+  agreed_jacobi_setup(deck, comm);
+}
+
+int run_jacobi_deck(const Deck& deck, const std::string& deck_path, const RunContext& context) {
+  const JacobiSetup setup = agreed_jacobi_setup(deck, context.comm);
+  return run_with_types(setup.single_precision, setup.plan.config.layout, [&](auto types) {
+    return run_typed(types, setup, deck, deck_path, context);
+  });
 }
 
 }  // namespace kstencil

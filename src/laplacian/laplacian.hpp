@@ -79,9 +79,10 @@ struct LaplacianVerification {
 };
 
 // Checks `plan` on `grid`: exactness on the quadratic field and agreement with an independent host
-// reference on `field`; every point outside the update box must stay untouched.
+// reference on `field`; every point outside the update box must stay untouched. `corrupt` (the
+// sweep tests' hook, corruption_requested) changes one point of the result the reference checks.
 template <class T, class KokkosLayout>
-LaplacianVerification verify_laplacian(const LaplacianPlan& plan, const Grid& grid,
-                                       TestField field);
+LaplacianVerification verify_laplacian(const LaplacianPlan& plan, const Grid& grid, TestField field,
+                                       bool corrupt = false);
 
 }  // namespace kstencil

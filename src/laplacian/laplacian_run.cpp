@@ -166,6 +166,7 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
       .fact("copy_kernel_gbs", copy.kernel_gbs)
       .fact("copy_deep_copy_gbs", copy.deep_copy_gbs)
       .fact("fom_ratio", fom / copy.gbs)
+      .timing(timing, "launch", fom)
       .fact("deck", deck_path)
       .verification(v.passed, to_json(v));
   const Real3& h = s.grid.spacing;
@@ -274,14 +275,16 @@ LaplacianVerification combined(LaplacianVerification v, std::int64_t step_mismat
 
 template <class T, class KokkosLayout>
 int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck_path,
-              MPI_Comm world) {
+              const RunContext& context) {
+  const MPI_Comm world = context.comm;
   const ExecLimits limits = default_exec_limits();
   Decomposition d = decompose(world, s.mpi.dims);
   const RunFolder folder = open_run_folder(deck, deck_path, d.comm);
   const LaplacianPlan& plan = s.plan;
 
   Kokkos::Profiling::pushRegion("kstencil::laplacian::verify");
-  const LaplacianVerification own = verify_laplacian<T, KokkosLayout>(plan, s.grid, s.field);
+  const LaplacianVerification own =
+      verify_laplacian<T, KokkosLayout>(plan, s.grid, s.field, corruption_requested(deck));
   auto u = allocate_field<T, KokkosLayout>("u", s.grid);
   auto f = allocate_field<T, KokkosLayout>("lap_u", s.grid);
   fill_test_field(TestFieldSpec::of(s.field, s.grid), s.grid, u);
@@ -297,10 +300,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
                                                      s.repeats, {[&] { step(u, f); }});
   Kokkos::Profiling::popRegion();
   // Across ranks: the slowest rank's times against the copy of every rank summed.
-  TimingStats timing = timed.launches.front();
-  timing.median_s = global_max(timing.median_s, d.comm);
-  timing.min_s = global_max(timing.min_s, d.comm);
-  timing.max_s = global_max(timing.max_s, d.comm);
+  const TimingStats timing = slowest_rank(timed.launches.front(), d.comm);
   const auto copies =
       global_sums({timed.copy.gbs, timed.copy.kernel_gbs, timed.copy.deep_copy_gbs}, d.comm);
   CopyBandwidth copy = timed.copy;
@@ -325,23 +325,31 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
     report.line("output", folder.dir.string() + "/" +
                               (deck.boolean("output", "fields") ? " (" + folder.name + ".xdmf)"
                                                                 : std::string()));
-  const int status = report.finish(folder, deck, d.comm);
+  const int status = report.finish(folder, deck, d.comm, context);
   free_decomposition(d);
   return status;
 }
 
 }  // namespace
 
-int run_laplacian_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+LaplacianSetup agreed_laplacian_setup(const Deck& deck, MPI_Comm comm) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
-  const LaplacianSetup setup = agreed_setup(comm, [&] {
+  return agreed_setup(comm, [&] {
     return laplacian_setup_from_deck(deck, default_exec_limits(), rank, rank_count(comm));
   });
+}
+
+void check_laplacian_deck(const Deck& deck, MPI_Comm comm) {
+  agreed_laplacian_setup(deck, comm);
+}
+
+int run_laplacian_deck(const Deck& deck, const std::string& deck_path, const RunContext& context) {
+  const LaplacianSetup setup = agreed_laplacian_setup(deck, context.comm);
   return run_with_types(setup.single_precision, setup.layout, [&](auto types) {
     using Types = decltype(types);
     return run_typed<typename Types::value_type, typename Types::layout>(setup, deck, deck_path,
-                                                                         comm);
+                                                                         context);
   });
 }
 

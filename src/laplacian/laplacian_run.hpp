@@ -10,6 +10,7 @@
 #include "core/deck.hpp"
 #include "core/exec_space.hpp"
 #include "core/run_common.hpp"
+#include "core/run_context.hpp"
 #include "laplacian/laplacian.hpp"
 
 namespace kstencil {
@@ -35,7 +36,9 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
 
 nlohmann::ordered_json to_json(const LaplacianVerification& verification);
 
+// The set-up's checks alone (SolverEntry::check).
+void check_laplacian_deck(const Deck& deck, MPI_Comm comm);
 // Runs the deck; returns the process exit status (0 pass, 1 verification failed).
-int run_laplacian_deck(const Deck& deck, const std::string& deck_path, MPI_Comm comm);
+int run_laplacian_deck(const Deck& deck, const std::string& deck_path, const RunContext& context);
 
 }  // namespace kstencil

@@ -32,8 +32,8 @@ double max_abs(const Field<T, KokkosLayout>& u) {
 }  // namespace laplacian_detail
 
 template <class T, class KokkosLayout>
-LaplacianVerification verify_laplacian(const LaplacianPlan& plan, const Grid& grid,
-                                       TestField field) {
+LaplacianVerification verify_laplacian(const LaplacianPlan& plan, const Grid& grid, TestField field,
+                                       bool corrupt) {
   using namespace laplacian_detail;
   const double eps = std::numeric_limits<T>::epsilon();
   const Real3& h = grid.spacing;
@@ -63,6 +63,8 @@ LaplacianVerification verify_laplacian(const LaplacianPlan& plan, const Grid& gr
   fill_test_field(TestFieldSpec::of(field, grid), grid, u);
   Kokkos::deep_copy(f, std::numeric_limits<T>::quiet_NaN());
   apply_laplacian<T, KokkosLayout>(plan, u, f);
+  if (corrupt)
+    Kokkos::deep_copy(Kokkos::subview(f, 1, 1, 1), T(1) / std::numeric_limits<T>::epsilon());
   const auto uh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), u);
   const auto a = StencilCoeffs<T>::from_spacing(h);
   const auto reference = compare_on_host(
@@ -84,6 +86,6 @@ LaplacianVerification verify_laplacian(const LaplacianPlan& plan, const Grid& gr
 
 #define KSTENCIL_INSTANTIATE_LAPLACIAN_VERIFY(T, L)                                        \
   template LaplacianVerification verify_laplacian<T, L>(const LaplacianPlan&, const Grid&, \
-                                                        TestField);
+                                                        TestField, bool);
 
 }  // namespace kstencil

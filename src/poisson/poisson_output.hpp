@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "core/deck.hpp"
 #include "core/output.hpp"
@@ -20,25 +21,36 @@ namespace kstencil {
 struct PoissonSolve {
   SolveResult result;
   double seconds = 0;
+  // Time per iteration between consecutive reports of the error (each waits for its norm).
+  std::vector<double> iteration_s;
 };
 
 // solver.solve(stop), timed, printing "Iteration = n error = e" every print_every iterations (0:
-// never) and then "Success!" or "Failure!" on rank 0, as seed 004 does.
+// never) and then "Success!" or "Failure!" on rank 0, as seed 004 does (nothing when quiet).
 template <class Solver, class Stop>
 PoissonSolve solve_printing(Solver& solver, const Stop& stop, std::int64_t print_every,
-                            MPI_Comm comm) {
+                            MPI_Comm comm, bool quiet) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
+  const bool prints = rank == 0 && !quiet;
   PoissonSolve out;
   Kokkos::fence();
   const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  std::int64_t last_iteration = 0;
   out.result = solver.solve(stop, [&](std::int64_t iteration, double error) {
-    if (rank == 0 && print_every > 0 && iteration % print_every == 0)
+    const auto now = std::chrono::steady_clock::now();
+    if (iteration > last_iteration)
+      out.iteration_s.push_back(std::chrono::duration<double>(now - last).count() /
+                                static_cast<double>(iteration - last_iteration));
+    last = now;
+    last_iteration = iteration;
+    if (prints && print_every > 0 && iteration % print_every == 0)
       std::cout << "Iteration = " << iteration << " error = " << error << std::endl;
   });
   Kokkos::fence();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (rank == 0) std::cout << (out.result.converged ? "Success!\n" : "Failure!\n");
+  if (prints) std::cout << (out.result.converged ? "Success!\n" : "Failure!\n");
   return out;
 }
 
