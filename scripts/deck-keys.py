@@ -13,10 +13,11 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(HERE, "..", "docs", "DECK_KEYS.md")
-SOLVERS = ("laplacian", "fdtd", "jacobi", "cg")
+SOLVERS = ("laplacian", "fdtd", "jacobi", "cg", "sweep")
 HEADER = """# Deck keys
 
-Every key a deck may set, per solver, as `kstencil keys <solver>` prints it. Unknown sections or
+Every key a deck may set, per solver, as `kstencil keys <solver>` prints it (and `[sweep]`'s own,
+read by `kstencil sweep`: docs/SWEEP.md). Unknown sections or
 keys, wrong types and values outside "Allowed" are errors; any key can also be given on the command
 line as `section.key=value`. Generated from the binary by `scripts/deck-keys.py`; the `cli` test
 fails when this file and the binary disagree.

@@ -256,6 +256,10 @@ axis_max = [64, 4, 4]
         self.assertEqual(sum(rec["status"] == "ok" for rec in got.values()), 5)
         # Said once: one summary line, from rank 0.
         self.assertEqual(r.stdout.count("kstencil sweep ranks:"), 1)
+        # Replotted by one rank (as on another machine): the records of the machine that ran it.
+        r = run(["sweep", deck, "--replot"], self.dir)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("kstencil sweep ranks: 5 verified, 0 WRONG, 1 rejected", r.stdout)
 
     def test_profile(self):
         deck = self.deck(SMALL.replace('name = "small"', 'name = "profiled"'))

@@ -161,15 +161,8 @@ class Sweep {
     spec_ = load_sweep_spec(o.deck_path, o.overrides, o.vary, o.tiles, solver.schema(), limits_);
     space_ = enumerate_space(spec_, o.deck_path);
     name_ = run_name_of(*base_, o.deck_path);
-    environment_ = limits_.device_name + "|" + limits_.backend + "|" + kokkos_version_string() +
-                   "|" + std::to_string(ranks_) + "|" + solver_name_ + "|";
-    default_ = make_config("default", {});
-    for (std::size_t i = 0; i < space_.points.size(); ++i) {
-      char id[32];
-      std::snprintf(id, sizeof id, "c%04zu", i);
-      configs_.push_back(make_config(id, space_.points[i]));
-      index_of_[space_.points[i]] = i;
-    }
+    env_ = {limits_.device_name, limits_.backend, kokkos_version_string(), ranks_};
+    make_configs();
   }
 
   // The configurations the strategy would take, each checked; nothing written or launched.
@@ -213,6 +206,20 @@ class Sweep {
                         (dir_ / "results.jsonl").string() +
                         " (run the sweep first; the folder is [output] root / [run] name)");
       read_cache();
+      // Replotted elsewhere (e.g. a GPU machine's folder on a laptop): the keys of the machine
+      // that ran it.
+      const auto ran_here = [&](const Json& r) {
+        return r.value("device", "") == env_.device && r.value("backend", "") == env_.backend &&
+               r.value("kokkos_version", "") == env_.kokkos_version &&
+               r.value("ranks", 1) == env_.ranks;
+      };
+      if (!cache_.empty() && std::none_of(cache_.begin(), cache_.end(),
+                                          [&](const auto& e) { return ran_here(e.second); })) {
+        const Json& r = cache_.begin()->second;
+        env_ = {r.value("device", ""), r.value("backend", ""), r.value("kokkos_version", ""),
+                r.value("ranks", 1)};
+        make_configs();
+      }
       return finish();
     }
     bool resumed = false;
@@ -253,7 +260,11 @@ class Sweep {
   ExecLimits limits_;
   std::vector<std::string> base_overrides_;
   std::unique_ptr<Deck> base_;
-  std::string deck_text_, name_, environment_;
+  std::string deck_text_, name_;
+  struct Environment {
+    std::string device, backend, kokkos_version;
+    int ranks = 1;
+  } env_;  // what the cache keys hold besides the deck
   SweepSpec spec_;
   SweepSpace space_;
   Config default_;
@@ -275,6 +286,17 @@ class Sweep {
     return Deck::parse(deck_text_, o_.deck_path, all, solver_.schema());
   }
 
+  void make_configs() {
+    default_ = make_config("default", {});
+    configs_.clear();
+    for (std::size_t i = 0; i < space_.points.size(); ++i) {
+      char id[32];
+      std::snprintf(id, sizeof id, "c%04zu", i);
+      configs_.push_back(make_config(id, space_.points[i]));
+      index_of_[space_.points[i]] = i;
+    }
+  }
+
   Config make_config(const std::string& id, const SweepPoint& point) const {
     Config c;
     c.id = id;
@@ -285,7 +307,8 @@ class Sweep {
       c.params = deck_params(spec_, *base_);
     }
     const Deck deck = deck_of(c.overrides);
-    c.key = digest(environment_ + deck.resolved_toml());
+    c.key = digest(env_.device + "|" + env_.backend + "|" + env_.kokkos_version + "|" +
+                   std::to_string(env_.ranks) + "|" + solver_name_ + "|" + deck.resolved_toml());
     try {
       c.kokkos_default_tile = deck.integer3("kernel", "tile") == std::array<std::int64_t, 3>{};
     } catch (const std::exception&) {
@@ -359,10 +382,10 @@ class Sweep {
     r["overrides"] = c.overrides;
     r["kokkos_default_tile"] = c.kokkos_default_tile;
     r["solver"] = solver_name_;
-    r["device"] = limits_.device_name;
-    r["backend"] = limits_.backend;
-    r["kokkos_version"] = kokkos_version_string();
-    r["ranks"] = ranks_;
+    r["device"] = env_.device;
+    r["backend"] = env_.backend;
+    r["kokkos_version"] = env_.kokkos_version;
+    r["ranks"] = env_.ranks;
     return r;
   }
 
@@ -593,11 +616,11 @@ class Sweep {
     SweepResults out;
     out.name = name_;
     out.solver = solver_name_;
-    out.device = limits_.device_name;
-    out.backend = limits_.backend;
-    out.kokkos_version = kokkos_version_string();
+    out.device = env_.device;
+    out.backend = env_.backend;
+    out.kokkos_version = env_.kokkos_version;
     out.strategy = spec_.strategy;
-    out.ranks = ranks_;
+    out.ranks = env_.ranks;
     for (const auto& dim : spec_.dims)
       for (const auto& key : dim.keys) out.param_keys.push_back(key);
     out.records = sweep_records();
@@ -625,8 +648,8 @@ class Sweep {
     std::snprintf(ratio, sizeof ratio, "%.3f of the same-run copy (%.1f GB/s)",
                   r.value("fom_ratio", 0.0), r.value("gbs", 0.0));
     std::string head = "# The best verified configuration of sweep " + name_ + " (" +
-                       r["id"].get<std::string>() + ": " + ratio + ") on " + limits_.device_name +
-                       ", " + limits_.backend + ", Kokkos " + kokkos_version_string() +
+                       r["id"].get<std::string>() + ": " + ratio + ") on " + env_.device + ", " +
+                       env_.backend + ", Kokkos " + env_.kokkos_version +
                        ".\n# Run it: kstencil run best.toml\n";
     return head + deck.resolved_toml();
   }
