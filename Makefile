@@ -24,7 +24,7 @@ export OMP_PLACES ?= threads
 # Debian's interpreter, with matplotlib, for the plots in run folders.
 export KSTENCIL_PYTHON ?= /usr/bin/python3
 
-.PHONY: run test build deps test-deps kokkos-sources bench format clean
+.PHONY: run test build deps test-deps kokkos-sources bench format clean fuzz
 
 # `make run` replaces its own earlier run folder (--overwrite); `kstencil run` alone refuses to.
 run: build
@@ -68,3 +68,27 @@ format:
 
 clean:
 	rm -rf build
+
+# libFuzzer on the deck parser and the overrides (tests/fuzz/fuzz_deck.cpp), without Kokkos: the
+# few sources it needs, built with clang's sanitizers. Seeded with the corpus decks; runs
+# FUZZ_SECONDS and fails on a finding (crash, sanitizer report, uncaught exception, hang).
+# toml++'s precondition asserts are compiled out as in the library kstencil links (Debian's, built
+# by g++ with NDEBUG: no-ops); its __builtin_unreachable stays, and UBSan reports reaching it.
+FUZZ_CXX ?= clang++-14
+FUZZ_SECONDS ?= 60
+FUZZ_SOURCES := tests/fuzz/fuzz_deck.cpp src/core/deck.cpp src/laplacian/laplacian_deck.cpp \
+  src/fdtd/fdtd_deck.cpp
+
+build/fuzz/fuzz_deck: $(FUZZ_SOURCES) src/core/deck.hpp src/core/deck_keys.hpp src/core/toml_literal.hpp
+	@command -v $(FUZZ_CXX) >/dev/null || { echo "make fuzz: no $(FUZZ_CXX); make test-deps" \
+	  "installs it (Debian's clang-14 and libclang-rt-14-dev)" >&2; exit 2; }
+	@mkdir -p build/fuzz
+	$(FUZZ_CXX) -std=c++17 -g -O1 -Wall -Wextra -fsanitize=fuzzer,address,undefined \
+	  -fno-sanitize-recover=all '-DTOML_ASSERT(expr)=static_cast<void>(0)' -Isrc $(FUZZ_SOURCES) \
+	  -o $@
+
+fuzz: build/fuzz/fuzz_deck
+	@mkdir -p build/fuzz/corpus build/fuzz/findings
+	build/fuzz/fuzz_deck -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+	  -max_len=8192 -dict=tests/fuzz/deck.dict -artifact_prefix=build/fuzz/findings/ \
+	  -print_final_stats=1 build/fuzz/corpus tests/corpus/decks inputs

@@ -13,6 +13,7 @@
 #include "core/deck.hpp"
 #include "core/deck_keys.hpp"
 #include "core/exec_space.hpp"
+#include "core/interrupt.hpp"
 #include "core/output.hpp"
 #include "core/timing.hpp"
 #include "fdtd/fdtd_deck.hpp"
@@ -130,6 +131,7 @@ std::vector<char*> with_device_of_local_rank(int argc, char* argv[], std::string
 
 int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
+  install_interrupt_handlers();
   int status = 0, world_rank = 0, world_ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_ranks);
@@ -232,6 +234,10 @@ int main(int argc, char* argv[]) {
       status = 3;
     }
   }
+  // A run (or sweep) that a signal stopped early, after writing what was due.
+  if (interrupt_signal() != 0 && status == 0) status = interrupted_status;
+  // A run that failed before writing anything leaves no folder behind.
+  if (status != 0 && world_rank == 0) remove_empty_output_folders();
   Kokkos::finalize();
   MPI_Finalize();
   return status;

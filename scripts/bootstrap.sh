@@ -111,6 +111,8 @@ cuda) packages+=(nvidia-cuda-toolkit g++-11) ;;
 hip) packages+=(hipcc libamdhip64-dev rocm-device-libs) ;;
 esac
 [[ $want_test -eq 1 ]] && packages+=(paraview python3-paraview xvfb xauth python3-h5py)
+# make fuzz: clang with libFuzzer and the sanitizers' runtimes.
+[[ $want_test -eq 1 ]] && packages+=(clang-14 libclang-rt-14-dev)
 install_packages "${packages[@]}"
 if ! catch2_ok; then
   enable_sources

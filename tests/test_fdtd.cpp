@@ -140,6 +140,51 @@ TEMPLATE_TEST_CASE("cavity modes evolve as the discrete analytic solution to rou
     }
 }
 
+TEST_CASE("a cavity filled with eps, mu != 1 evolves as its own discrete mode, in both media modes",
+          "[fdtd]") {
+  // The mode's frequency follows from eps and mu on paper (cavity_mode_shape); the kernels read
+  // them through cb = dt/eps and db = dt/mu (scalars, or per-cell arrays): a wrong coefficient
+  // changes the frequency, which the vacuum mode's frequency shows is far outside the bound.
+  for (MediaMode mode : {MediaMode::uniform, MediaMode::arrays}) {
+    FdtdProblem p = cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, {2, 1, 1});
+    p.media.mode = mode;
+    p.media.background = {2.25, 1.7, 0.0};
+    const auto shape = cavity_mode_shape(p, *p.cavity);
+    YeeSolver<double, Kokkos::LayoutRight> solver(p, plan_for<Kokkos::LayoutRight>(p));
+    solver.run(200);
+    INFO("media mode " << to_string(mode));
+    CHECK(mode_error(solver, shape, shape.omega_discrete) <= 20.0 * 201 * 2.3e-16);
+    FdtdProblem vacuum = p;
+    vacuum.media.background = {1.0, 1.0, 0.0};
+    CHECK(std::abs(cavity_mode_shape(vacuum, *p.cavity).omega_discrete - shape.omega_discrete) >
+          0.3 * shape.omega_discrete);
+    CHECK(mode_error(solver, shape, 1.01 * shape.omega_discrete) > 1e-3);
+  }
+}
+
+TEMPLATE_TEST_CASE("non-uniform eps and mu: the discrete energy is conserved to rounding", "[fdtd]",
+                   double, float) {
+  // The energy weighs each cell's E by its eps and H by its mu (arrays read beside ca, cb, db):
+  // it is invariant only if the update's coefficients belong to the same cells.
+  using T = TestType;
+  FdtdProblem p = cavity_problem({10, 12, 9}, {0.1, 0.1, 0.1}, {1, 2, 1});
+  p.media.mode = MediaMode::arrays;
+  p.media.background = {1.3, 2.0, 0.0};
+  p.media.has_block = true;
+  p.media.block_lo = {0.33, 0.2, 0.25};
+  p.media.block_hi = {0.71, 0.95, 0.62};
+  p.media.block = {3.5, 0.6, 0.0};
+  YeeSolver<T, Kokkos::LayoutLeft> solver(p, plan_for<Kokkos::LayoutLeft>(p));
+  const int steps = 300;
+  std::vector<double> energy;
+  for (int n = 0; n < steps; ++n) energy.push_back(solver.step(true)->total());
+  double drift = 0;
+  for (double w : energy) drift = std::max(drift, std::abs(w - energy.front()) / energy.front());
+  INFO("max relative drift " << drift);
+  CHECK(drift <= 10.0 * steps * std::numeric_limits<T>::epsilon());
+  CHECK(energy.front() > 0);
+}
+
 TEST_CASE("the discrete check has teeth: the continuous frequency misses by far more", "[fdtd]") {
   const FdtdProblem p = cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, {1, 1, 0});
   const auto shape = cavity_mode_shape(p, *p.cavity);

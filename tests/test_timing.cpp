@@ -151,3 +151,19 @@ TEST_CASE("plain stores (Streaming = false) copy exactly their range", "[timing]
       [](auto* out, const auto* in, int n) { copy_line_in_parts<false, 4>(out, in, n); },
       {0, 1, 9, 64, 129}, 256);
 }
+
+TEST_CASE("summarize: the median, min and max of hand-counted samples", "[timing]") {
+  // Odd count: the middle value after sorting; even count: the mean of the two middle values.
+  const TimingStats odd = summarize({0.5, 0.1, 0.3, 0.9, 0.2});
+  CHECK(odd.median_s == 0.3);
+  CHECK(odd.min_s == 0.1);
+  CHECK(odd.max_s == 0.9);
+  CHECK(odd.samples_s == std::vector<double>{0.5, 0.1, 0.3, 0.9, 0.2});  // as measured
+  const TimingStats even = summarize({4.0, 1.0, 3.0, 2.0});
+  CHECK(even.median_s == 2.5);
+  CHECK(even.min_s == 1.0);
+  CHECK(even.max_s == 4.0);
+  const TimingStats none = summarize({});
+  CHECK(none.median_s == 0);
+  CHECK(none.samples_s.empty());
+}

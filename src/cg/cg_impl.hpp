@@ -3,6 +3,8 @@
 // Kokkos Kernels 3.4 headers need Kokkos_Core.hpp before them.
 // clang-format off
 #include <Kokkos_Core.hpp>
+
+#include "core/interrupt.hpp"
 #include <KokkosBlas1_axpby.hpp>
 #include <KokkosBlas1_dot.hpp>
 #include <KokkosBlas1_nrm2.hpp>
@@ -50,6 +52,10 @@ SolveResult CgSolver<T, KokkosLayout>::solve(
   };
   record();
   while (result.error > stop.tolerance && k < stop.max_iterations) {
+    if (k % interrupt_check_every == 0 && interrupt_agreed(comm_)) {
+      result.interrupted = true;
+      break;
+    }
     halo_.step({p_}, 0, [&](int) { KokkosSparse::spmv("N", T(1), a_, p, T(0), ap); });
     const T alpha = static_cast<T>(rr / dot(p, ap));
     KokkosBlas::axpby(alpha, p, T(1), u);    // u += alpha p

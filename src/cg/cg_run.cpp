@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/kernel_traits.hpp"
+#include "core/memory.hpp"
 #include "core/report.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
@@ -35,6 +36,15 @@ CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits, const int
   s.check_plan = plan_jacobi(
       default_jacobi_kernel(limits, grid, s.layout, IterOrder::automatic, NormStrategy::reduce),
       grid, limits);
+  // Five vectors, the operator's rows (7 values and column indices, one row offset per point),
+  // the operator check's and the same-run copy's arrays; the output's copy of u.
+  const double value = s.single_precision ? 4 : 8;
+  const double points = static_cast<double>(grid.allocated.size());
+  const double device = points * (10 * value + 7 * (value + 4) + 8);
+  check_memory(
+      deck,
+      {device, points * value, device + points * value, "10 vectors and a 7-point sparse matrix"},
+      grid.points, limits);
   return s;
 }
 

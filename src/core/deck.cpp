@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -22,6 +23,9 @@ struct Deck::Values {
 };
 
 namespace {
+
+// The largest deck file read (decks are a few KiB; a larger file is no deck).
+constexpr std::uintmax_t max_deck_bytes = std::uintmax_t(64) << 20;
 
 // ---------------------------------------------------------------------------------------------
 // Formatting values as TOML literals.
@@ -109,6 +113,22 @@ std::string truncated(std::string s) {
   constexpr std::size_t limit = 80;
   if (s.size() > limit) s = s.substr(0, limit - 3) + "...";
   return s;
+}
+
+// Text from the deck or the command line as a message shows it: control characters escaped and
+// cut to a line's length (a key a megabyte long is not echoed back whole).
+std::string shown(const std::string& text) {
+  std::string out;
+  for (const char c : text.substr(0, 200)) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned>(c));
+      out += code;
+    } else {
+      out += c;
+    }
+  }
+  return truncated(out);
 }
 
 // "string \"big\"", "integer 5", "array of 2 elements [1, 2]", ...: what a deck gave.
@@ -273,6 +293,33 @@ bool in_int_choices(const KeySpec& spec, std::int64_t v) {
          std::find(spec.int_choices.begin(), spec.int_choices.end(), v) != spec.int_choices.end();
 }
 
+// Whether `s` is well-formed UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+bool valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;  // bytes of the sequence c starts
+    if (c < 0x80)
+      n = 1;
+    else if ((c & 0xe0) == 0xc0)
+      n = 2;
+    else if ((c & 0xf0) == 0xe0)
+      n = 3;
+    else if ((c & 0xf8) == 0xf0)
+      n = 4;
+    if (n == 0 || i + n > s.size()) return false;
+    std::uint32_t cp = n == 1 ? c : c & (0x7f >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+      const auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    const std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += n;
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Checking one value against its KeySpec.
 
@@ -376,6 +423,11 @@ void check_and_store(const Origin& origin, const KeySpec& spec, const toml::node
       if (!spec.choices.empty() &&
           std::find(spec.choices.begin(), spec.choices.end(), v->get()) == spec.choices.end())
         not_allowed(origin, spec, node, "not one of the allowed values");
+      // TOML text is valid UTF-8; an override's raw text may not be (and would not read back).
+      if (!valid_utf8(v->get())) not_allowed(origin, spec, node, "not valid UTF-8");
+      if (spec.string_check)
+        if (const std::string what = spec.string_check(v->get()); !what.empty())
+          not_allowed(origin, spec, node, what);
       out.insert_or_assign(spec.key, v->get());
       return;
     }
@@ -455,7 +507,178 @@ std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml:
   return entries;
 }
 
+// What toml++ 3.3 must not be given, as "<what is wrong>; allowed: <allowed>" with its line and
+// column; "" if nothing. On some invalid text its parser asserts or reaches
+// __builtin_unreachable (undefined behaviour in release builds): a table header that starts with
+// no key character ("[)", marzer/tomlplusplus#294), '}' where an array's next value belongs, a
+// non-ASCII character where it looks for whitespace (#295, #190: outside strings and comments,
+// after a backslash in a """ string). All of these are invalid TOML except one (a non-ASCII
+// character first on a line continued by a backslash in a """ string), refused with the reason;
+// so valid decks pass. Raw control characters are refused here too, with a clearer message.
+std::string toml_hazard(const std::string& text, std::size_t& line, std::size_t& column) {
+  enum class In {
+    structure,
+    comment,
+    basic,
+    literal,
+    multi_basic,
+    multi_literal
+  } in = In::structure;
+  const std::size_t n = text.size();
+  std::size_t line_start = 0;
+  std::string open;  // the arrays ('[') and inline tables ('{') a value has open
+  bool line_begins = true, header = false, after_line_end_backslash = false;
+  bool element_next = false;  // after an array's '[' or ',': a value or ']' comes
+  // In a value (after '=', in an array) a bare word (number, date, true, ...) runs to the next
+  // whitespace, ',', ']', '}' or '#', quotes included: toml++ looks at each of its characters.
+  bool value = false, word = false;
+  line = 1;
+  auto at = [&](std::size_t k, const char* s) { return text.compare(k, std::strlen(s), s) == 0; };
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  auto found = [&](std::size_t k, const std::string& what) {
+    column = 1;
+    for (std::size_t j = line_start; j < k; ++j) column += (byte(j) & 0xc0) != 0x80;
+    return what;
+  };
+  // A leading byte order mark is not part of the text (toml++ skips it too).
+  for (std::size_t i = at(0, "\xEF\xBB\xBF") ? 3 : 0; i < n; ++i) {
+    const unsigned char c = byte(i);
+    if ((c < 0x20 || c == 0x7f) && c != '\t' && c != '\n' && !(c == '\r' && at(i + 1, "\n"))) {
+      char code[8];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+      return found(i, std::string("control character ") + code +
+                          " (is this a text file?); allowed: UTF-8 text with tab, newline and CR "
+                          "LF as the only control characters (write others as \\uXXXX escapes in "
+                          "strings)");
+    }
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+      if (in == In::comment || in == In::basic || in == In::literal) in = In::structure;
+      if (in == In::structure) line_begins = true, header = false;
+      word = false;
+      if (open.empty()) value = false;
+      continue;
+    }
+    const std::string non_ascii =
+        "a non-ASCII character outside a string or comment; allowed: ASCII keys, numbers and "
+        "punctuation, other characters only in strings and comments";
+    const bool ends_word =
+        c == ' ' || c == '\t' || c == '\r' || c == ',' || c == ']' || c == '}' || c == '#';
+    switch (in) {
+      case In::structure:
+        if (word && !ends_word) {
+          if (c >= 0x80)
+            return found(i,
+                         "a non-ASCII character in a bare value (a number, date, true, ...: a "
+                         "quote right after one starts no string); allowed: ASCII there");
+          break;
+        }
+        word = false;
+        if (line_begins && open.empty() && c != ' ' && c != '\t' && c != '\r') {
+          line_begins = false;
+          if (c == '[') {
+            std::size_t k = i + 1;
+            if (at(k, "[")) ++k;
+            while (at(k, " ") || at(k, "\t")) ++k;
+            const unsigned char first = k < n ? byte(k) : ']';
+            // A control character there is reported as one, below.
+            const bool control = (first < 0x20 || first == 0x7f) && first != '\n' && first != '\r';
+            if (!std::isalnum(first) && first != '_' && first != '-' && first != '"' &&
+                first != '\'' && first != ']' && !control) {
+              std::string seen = std::string("'") + static_cast<char>(first) + "'";
+              if (first == '\n' || first == '\r') seen = "end of line";
+              if (first >= 0x80) seen = "a non-ASCII character";
+              return found(k, "a table header's name starts with " + seen +
+                                  "; allowed: [section] or [[section]] with a bare name "
+                                  "(A-Za-z0-9_-) or a quoted one");
+            }
+            header = true;  // its brackets open no array
+            continue;
+          }
+        }
+        if (c >= 0x80) return found(i, non_ascii);
+        if (c == '}' && element_next)
+          return found(i,
+                       "'}' where an array's next value or ']' belongs; allowed: [v1, v2, ...], "
+                       "with { ... } only around a whole inline table");
+        if (c != ' ' && c != '\t' && c != '\r' && c != '#') element_next = false;
+        if (c == '#') {
+          in = In::comment;
+        } else if (c == '"') {
+          in = at(i, "\"\"\"") ? In::multi_basic : In::basic;
+          if (in == In::multi_basic) i += 2;
+        } else if (c == '\'') {
+          in = at(i, "'''") ? In::multi_literal : In::literal;
+          if (in == In::multi_literal) i += 2;
+        } else if ((c == '[' || c == '{') && !header) {
+          open += static_cast<char>(c);
+          element_next = c == '[';
+          value = c == '[';
+        } else if ((c == ']' || c == '}') && !header && !open.empty()) {
+          open.pop_back();
+          value = open.empty() || open.back() == '[';
+        } else if (c == ',') {
+          element_next = !open.empty() && open.back() == '[';
+          value = element_next;
+        } else if (value && !ends_word) {
+          word = true;
+        } else if (c == '=' && !header) {
+          value = true;
+        }
+        break;
+      case In::comment:
+        break;
+      case In::basic:
+        if (c == '\\' && i + 1 < n && text[i + 1] != '\n')
+          ++i;
+        else if (c == '"')
+          in = In::structure;
+        break;
+      case In::literal:
+        if (c == '\'') in = In::structure;
+        break;
+      case In::multi_basic:
+      case In::multi_literal: {
+        const bool basic = in == In::multi_basic;
+        if (basic && after_line_end_backslash) {
+          if (c == ' ' || c == '\t' || c == '\r') break;
+          after_line_end_backslash = false;
+          if (c >= 0x80)
+            return found(i,
+                         "a non-ASCII character first after a line-ending backslash in a \"\"\" "
+                         "string (toml++ 3.3 misreads it: marzer/tomlplusplus#190); allowed: an "
+                         "ASCII character first, or a \\uXXXX escape");
+        }
+        if (basic && c == '\\') {
+          const unsigned char next = i + 1 < n ? byte(i + 1) : ' ';
+          if (next >= 0x80)
+            return found(i + 1,
+                         "a non-ASCII character after a backslash in a \"\"\" string; allowed: "
+                         "the escapes \\b \\t \\n \\f \\r \\\" \\\\ \\uXXXX \\UXXXXXXXX, or a "
+                         "backslash that ends the line");
+          if (next == ' ' || next == '\t' || next == '\r' || next == '\n')
+            after_line_end_backslash = true;
+          else
+            ++i;  // the escaped character (\" does not close the string)
+        } else if (at(i, basic ? "\"\"\"" : "'''")) {
+          i += 2;
+          // Up to two quotes more belong to the string before its closing delimiter.
+          for (int extra = 0; extra < 2 && i + 1 < n && text[i + 1] == text[i]; ++extra) ++i;
+          in = In::structure;
+        }
+        break;
+      }
+    }
+  }
+  return "";
+}
+
 toml::table parse_toml(const std::string& text, const std::string& source_name) {
+  std::size_t line = 0, column = 0;
+  if (const std::string hazard = toml_hazard(text, line, column); !hazard.empty())
+    throw DeckError(source_name + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                    ": TOML syntax error: " + hazard);
   try {
     return toml::parse(text, source_name);
   } catch (const toml::parse_error& e) {
@@ -471,9 +694,13 @@ toml::table parse_toml(const std::string& text, const std::string& source_name) 
 // (run.name=2024).
 toml::table override_value(const std::string& text, KeyType type) {
   try {
-    toml::table t = toml::parse("v = " + text);
-    if (t.size() == 1 && t.contains("v") && (type != KeyType::string || t["v"].is_string()))
-      return t;
+    // Such text is no TOML value either (and toml++ must not see it, above).
+    std::size_t line = 0, column = 0;
+    if (toml_hazard("v = " + text, line, column).empty()) {
+      toml::table t = toml::parse("v = " + text);
+      if (t.size() == 1 && t.contains("v") && (type != KeyType::string || t["v"].is_string()))
+        return t;
+    }
   } catch (const toml::parse_error&) {
   }
   toml::table t;
@@ -482,6 +709,32 @@ toml::table override_value(const std::string& text, KeyType type) {
 }
 
 }  // namespace
+
+// -----------------------------------------------------------------------------------------------
+
+std::string run_name_problem(const std::string& name) {
+  // 200 bytes leave room for the files named after the run (<name>_000000.h5.tmp, ...) within
+  // the 255 bytes most file systems allow for a name.
+  constexpr std::size_t max_bytes = 200;
+  if (name.empty()) return "empty";
+  if (name.size() > max_bytes) return std::to_string(name.size()) + " bytes long";
+  if (name.find_first_not_of(" \t") == std::string::npos) return "only white space";
+  if (name == "." || name == "..") return "'" + name + "' is not a folder of its own";
+  if (name.find('/') != std::string::npos) return "contains '/' (a run folder is one folder)";
+  for (const char c : name)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(c));
+      return std::string("contains control character ") + code;
+    }
+  if (!valid_utf8(name)) return "not valid UTF-8";
+  return "";
+}
+
+std::string run_name_allowed() {
+  return "a folder name of 1 to 200 bytes of UTF-8 without '/' or control characters, not \".\", "
+         "\"..\" or only spaces";
+}
 
 // -----------------------------------------------------------------------------------------------
 
@@ -510,6 +763,7 @@ std::string key_type_name(KeyType type) {
 }
 
 std::string allowed_values(const KeySpec& spec) {
+  if (!spec.allowed_text.empty()) return spec.allowed_text;
   switch (spec.type) {
     case KeyType::boolean:
       return "true, false";
@@ -557,13 +811,23 @@ Deck Deck::load(const std::string& path, const std::vector<std::string>& overrid
                 const Schema& schema) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
-    throw DeckError(path + ": cannot read deck: " + std::strerror(EISDIR));
+    throw DeckError(path + ": cannot read deck: " + std::strerror(EISDIR) +
+                    "; allowed: a TOML file");
+  // A device or a pipe (/dev/zero) may never end, and a deck is small: regular files only, of a
+  // size read at once.
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw DeckError(path + ": cannot read deck: not a regular file; allowed: a TOML file");
+  if (const auto bytes = std::filesystem::file_size(path, ec); !ec && bytes > max_deck_bytes)
+    throw DeckError(path + ": cannot read deck: " + std::to_string(bytes) +
+                    " bytes; allowed: a TOML file of at most " + std::to_string(max_deck_bytes) +
+                    " bytes (64 MiB)");
   errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     const int error = errno;
     throw DeckError(path + ": cannot read deck: " +
-                    (error ? std::string(std::strerror(error)) : "cannot open the file"));
+                    (error ? std::string(std::strerror(error)) : "cannot open the file") +
+                    "; allowed: a readable TOML file");
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -572,6 +836,19 @@ Deck Deck::load(const std::string& path, const std::vector<std::string>& overrid
     throw DeckError(path + ": cannot read deck: " +
                     (error ? std::string(std::strerror(error)) : "read failed"));
   }
+  // A file with nothing in it is most likely not the deck meant (a truncated copy, a wrong
+  // name): running every default instead would hide that.
+  std::istringstream lines(text.str());
+  bool empty = true;
+  for (std::string line; empty && std::getline(lines, line);) {
+    const auto first = line.find_first_not_of(" \t\r");
+    empty = first == std::string::npos || line[first] == '#';
+  }
+  if (empty)
+    throw DeckError(path +
+                    ": the deck is empty (only blank lines or comments); allowed: a TOML deck with "
+                    "at least one [section], e.g. [run] solver = \"laplacian\" (kstencil keys "
+                    "lists every key)");
   return parse(text.str(), path, overrides, schema);
 }
 
@@ -600,7 +877,7 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
   };
   std::vector<Override> parsed_overrides;
   for (const auto& text : overrides) {
-    const Origin origin{"command-line override '" + text + "'"};
+    const Origin origin{"command-line override '" + shown(text) + "'"};
     const auto equals = text.find('=');
     const std::string name = trim(text.substr(0, equals));
     const auto dot = name.find('.');
@@ -609,10 +886,11 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
     if (equals == std::string::npos || section.empty() || key.empty())
       fail(origin, "expected section.key=value, e.g. grid.nx=64");
     if (!has_section(schema, section))
-      fail(origin, "unknown section [" + section + "]; " + allowed_sections(schema));
+      fail(origin, "unknown section [" + shown(section) + "]; " + allowed_sections(schema));
     const KeySpec* spec = find_spec(schema, section, key);
     if (!spec)
-      fail(origin, "unknown key [" + section + "] " + key + "; " + allowed_keys(schema, section));
+      fail(origin,
+           "unknown key [" + section + "] " + shown(key) + "; " + allowed_keys(schema, section));
     parsed_overrides.push_back(
         {origin, spec, override_value(trim(text.substr(equals + 1)), spec->type)});
   }
@@ -627,24 +905,25 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
     const auto* section = node->as_table();
     if (!section) {
       if (const auto* array = node->as_array(); array && array->is_array_of_tables())
-        fail(origin,
-             "[[" + name + "]]: arrays of tables are not allowed; " + allowed_sections(schema));
-      fail(origin, name + " = " + truncated(toml_literal(*node)) + ": keys belong in a section; " +
-                       allowed_sections(schema));
+        fail(origin, "[[" + shown(name) + "]]: arrays of tables are not allowed; " +
+                         allowed_sections(schema));
+      fail(origin, shown(name) + " = " + truncated(toml_literal(*node)) +
+                       ": keys belong in a section; " + allowed_sections(schema));
     }
     // kstencil sweep's table, which it reads from the file itself (sweep/spec.cpp).
     if (name == "sweep" && !has_section(schema, name)) continue;
     if (!has_section(schema, name))
-      fail(origin, "unknown section [" + name + "]; " + allowed_sections(schema));
+      fail(origin, "unknown section [" + shown(name) + "]; " + allowed_sections(schema));
     for (const auto& [key, value] : in_file_order(*section)) {
       const Origin key_origin = at(source_name, *value);
       if (value->is_table())
-        fail(key_origin, "[" + name + "." + key +
+        fail(key_origin, "[" + name + "." + shown(key) +
                              "]: nested tables are not allowed (sections are one level deep); " +
                              allowed_keys(schema, name));
       const KeySpec* spec = find_spec(schema, name, key);
       if (!spec)
-        fail(key_origin, "[" + name + "] " + key + ": unknown key; " + allowed_keys(schema, name));
+        fail(key_origin,
+             "[" + name + "] " + shown(key) + ": unknown key; " + allowed_keys(schema, name));
       if (!overridden(spec)) store(key_origin, *spec, *value);
     }
   }
@@ -663,6 +942,10 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
                              ": bad default '" + spec.default_toml + "': " + e.what());
     }
   }
+
+  // Checks across keys, on the resolved values.
+  for (const auto& spec : schema)
+    if (spec.deck_check && spec.retired.empty()) spec.deck_check(deck);
   return deck;
 }
 
@@ -777,19 +1060,36 @@ std::string peek_deck_string(const std::string& path, const std::vector<std::str
                              const std::string& fallback) {
   std::string value = fallback;
   try {
-    const toml::table table = toml::parse_file(path);
-    if (auto found = table[section][key].value<std::string>()) value = *found;
+    // What Deck::load refuses is not read here either (it says why).
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec) ||
+        std::filesystem::file_size(path, ec) > max_deck_bytes || ec)
+      throw std::runtime_error("not a deck");
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::size_t line = 0, column = 0;
+    if (in && toml_hazard(text.str(), line, column).empty()) {
+      const toml::table table = toml::parse(text.str(), path);
+      if (auto found = table[section][key].value<std::string>()) value = *found;
+    }
   } catch (const std::exception&) {
     // Unreadable or not TOML: loading the deck reports it properly.
   }
-  const std::string prefix = section + "." + key + "=";
-  for (const auto& o : overrides)
-    if (o.rfind(prefix, 0) == 0) {
-      value = trim(o.substr(prefix.size()));
-      // A TOML string literal, as Deck::load reads it: run.solver="cg" means cg.
-      if (const auto t = override_value(value, KeyType::string); t.contains("v"))
-        if (const auto word = t["v"].value<std::string>()) value = *word;
-    }
+  // Overrides are split as Deck::parse splits them (spaces around the names and the '='), or a
+  // deck run with "run.solver = cg" would be checked against one solver's keys and name another.
+  for (const auto& o : overrides) {
+    const auto equals = o.find('=');
+    const std::string name = trim(o.substr(0, equals));
+    const auto dot = name.find('.');
+    if (equals == std::string::npos || dot == std::string::npos ||
+        trim(name.substr(0, dot)) != section || trim(name.substr(dot + 1)) != key)
+      continue;
+    value = trim(o.substr(equals + 1));
+    // A TOML string literal, as Deck::load reads it: run.solver="cg" means cg.
+    if (const auto t = override_value(value, KeyType::string); t.contains("v"))
+      if (const auto word = t["v"].value<std::string>()) value = *word;
+  }
   return value;
 }
 

@@ -21,6 +21,8 @@ struct DeckError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+class Deck;
+
 enum class KeyType {
   integer,  // 64-bit integer
   real,     // floating point (an integer literal is accepted)
@@ -50,6 +52,13 @@ struct KeySpec {
   std::vector<std::pair<std::string, std::string>> retired_choices;
   // Non-empty: the key was removed, and a deck that sets it is refused with this text.
   std::string retired;
+  // A string key's further check: what is wrong with a value ("" if nothing), with `allowed_text`
+  // as what the key allows (e.g. [run] name, which becomes a folder name).
+  std::string (*string_check)(const std::string& value) = nullptr;
+  std::string allowed_text;
+  // A check across keys, run once every value is resolved (e.g. nx * ny * nz must stay within
+  // 64-bit sizes): throws the deck's error() to refuse it.
+  void (*deck_check)(const Deck& deck) = nullptr;
 };
 
 using Schema = std::vector<KeySpec>;
@@ -106,6 +115,11 @@ class Deck {
 std::string peek_deck_string(const std::string& path, const std::vector<std::string>& overrides,
                              const std::string& section, const std::string& key,
                              const std::string& fallback);
+
+// What is wrong with `name` as a run folder's name ([run] name, or the deck file's stem): "" if
+// nothing; else e.g. "contains '/'". run_name_allowed() says what is allowed.
+std::string run_name_problem(const std::string& name);
+std::string run_name_allowed();
 
 // "integer", "real", "3 integers", "integer or \"auto\"", ...
 std::string key_type_name(KeyType type);

@@ -1,6 +1,8 @@
 #pragma once
 // Building deck schemas: a fluent row builder and the keys every solver shares (run, grid spacing,
 // kernel traits, output), so that they read and check the same way in every deck.
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +60,15 @@ class Key {
     spec_.range_reason = std::move(reason);
     return *this;
   }
+  Key& check(std::string (*what_is_wrong)(const std::string&), std::string allowed) {
+    spec_.string_check = what_is_wrong;
+    spec_.allowed_text = std::move(allowed);
+    return *this;
+  }
+  Key& deck_check(void (*check)(const Deck&)) {
+    spec_.deck_check = check;
+    return *this;
+  }
   operator KeySpec() const { return spec_; }
 
  private:
@@ -73,8 +84,13 @@ inline const std::vector<std::string>& solver_names() {
 // [run] name, solver, precision.
 inline std::vector<KeySpec> run_keys(const std::string& solver) {
   using T = KeyType;
+  // Checked here, before any folder is made: the name becomes a folder under [output] root.
+  const auto name_check = [](const std::string& name) {
+    return name.empty() ? std::string() : run_name_problem(name);
+  };
   return {Key("run", "name", T::string, R"("")",
-              "run name: output folder outputs/<name> (empty = the deck file's stem)"),
+              "run name: output folder outputs/<name> (empty = the deck file's stem)")
+              .check(name_check, "\"\" (the deck file's stem) or " + run_name_allowed()),
           Key("run", "solver", T::string, "\"" + solver + "\"", "solver that runs the deck")
               .choices(solver_names()),
           Key("run", "precision", T::string, R"("double")",
@@ -85,11 +101,25 @@ inline std::vector<KeySpec> run_keys(const std::string& solver) {
 // [grid] hx, hy, hz, origin.
 inline std::vector<KeySpec> spacing_keys() {
   using T = KeyType;
+  // The kernels' coefficients 1/h^2 (and FDTD's time step) must stay normal numbers in float.
+  const std::string why = "1/h^2 must be a normal number in single precision";
   return {
-      Key("grid", "hx", T::real, "1.0", "grid spacing along x").min_exclusive(0),
-      Key("grid", "hy", T::real, "1.0", "grid spacing along y").min_exclusive(0),
-      Key("grid", "hz", T::real, "1.0", "grid spacing along z").min_exclusive(0),
+      Key("grid", "hx", T::real, "1.0", "grid spacing along x").min(1e-15).max(1e15).because(why),
+      Key("grid", "hy", T::real, "1.0", "grid spacing along y").min(1e-15).max(1e15).because(why),
+      Key("grid", "hz", T::real, "1.0", "grid spacing along z").min(1e-15).max(1e15).because(why),
       Key("grid", "origin", T::real3, "[0.0, 0.0, 0.0]", "coordinates (x y z) of the first point")};
+}
+
+// A tile's work items (its non-zero entries' product) must count in an int, as Kokkos and the
+// devices count them; an entry 2^63 - 1 would overflow the product itself.
+inline void check_tile_size(const Deck& deck) {
+  const auto tile = deck.integer3("kernel", "tile");
+  double items = 1;  // in double: the product of three int64 may overflow
+  for (const auto t : tile) items *= t > 0 ? static_cast<double>(t) : 1.0;
+  if (items > 2147483647.0)
+    throw deck.error("kernel", "tile", "too many work items per work group",
+                     "3 integers >= 0 whose non-zero entries multiply to at most 2147483647 (0 = "
+                     "the kernel's default for that axis)");
 }
 
 // [kernel] layout, iterate, tile, launch_bounds (auto_launch_bounds: "auto", the kernel's default
@@ -106,8 +136,9 @@ inline std::vector<KeySpec> kernel_trait_keys(bool auto_launch_bounds = false) {
       Key("kernel", "tile", T::integer3, "[0, 0, 0]",
           "work items per work group (GPU thread block, host tile) along x y z, whatever each "
           "work item covers; 0 = the kernel's default for that axis (Kokkos' unless the "
-          "solver tunes it)")
-          .min(0),
+          "solver tunes it); at most 2147483647 work items in all")
+          .min(0)
+          .deck_check(check_tile_size),
       Key("kernel", "launch_bounds", auto_launch_bounds ? T::integer_or_auto : T::integer,
           auto_launch_bounds ? R"("auto")" : "0",
           "maximum threads per block promised to the compiler (Kokkos::LaunchBounds); 0 = none" +
@@ -118,7 +149,20 @@ inline std::vector<KeySpec> kernel_trait_keys(bool auto_launch_bounds = false) {
 // [output] root, enabled, fields, overwrite.
 inline std::vector<KeySpec> output_keys() {
   using T = KeyType;
-  return {Key("output", "root", T::string, R"("outputs")", "folder that holds the run folders"),
+  // A NUL would cut the path short behind the message's back; "" would mean the current folder
+  // without saying so.
+  const auto root_check = [](const std::string& root) -> std::string {
+    if (root.empty()) return "empty";
+    // root/name (up to 200 bytes)/file must fit in the 4096 bytes Linux allows for a path.
+    if (root.size() > 3800) return std::to_string(root.size()) + " bytes long";
+    for (const char c : root)
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "contains a control character";
+    return "";
+  };
+  return {Key("output", "root", T::string, R"("outputs")", "folder that holds the run folders")
+              .check(root_check,
+                     "a folder path of at most 3800 bytes without control characters (\".\" for "
+                     "the current folder)"),
           Key("output", "enabled", T::boolean, "true",
               "write a run folder: summary.json, the resolved deck and (with fields) HDF5 + XDMF"),
           Key("output", "fields", T::boolean, "true",
@@ -137,6 +181,29 @@ inline std::vector<KeySpec> mpi_keys() {
           Key("mpi", "overlap", T::boolean_or_auto, R"("auto")",
               "update the interior while the halo faces are in flight, then the boundary shell; "
               "auto = the backend's default (docs/PERFORMANCE.md)")};
+}
+
+// The most points a grid may have: 2^48, 2 PiB per double field (beyond any machine, but not
+// refused for memory here: the run finds out), so that every point and byte count, ghost layers
+// included, fits in 64 bits. `extra` points per axis are added to the deck's nx ny nz (FDTD's
+// nodes).
+inline void check_grid_points(const Deck& deck, std::int64_t extra) {
+  constexpr double max_points = 281474976710656.0;
+  const auto nx = deck.integer("grid", "nx"), ny = deck.integer("grid", "ny"),
+             nz = deck.integer("grid", "nz");
+  // In double: the product itself may overflow 64 bits.
+  const double points = (static_cast<double>(nx) + static_cast<double>(extra)) *
+                        (static_cast<double>(ny) + static_cast<double>(extra)) *
+                        (static_cast<double>(nz) + static_cast<double>(extra));
+  if (points <= max_points) return;
+  char count[32];
+  std::snprintf(count, sizeof count, "%.3g", points);
+  const std::string noun = extra ? "nodes" : "points";
+  throw deck.error("grid", "nx",
+                   "a grid of " + std::to_string(nx) + " x " + std::to_string(ny) + " x " +
+                       std::to_string(nz) + (extra ? " cells has " : " points has ") + count + " " +
+                       noun + ", too many",
+                   "nx, ny, nz for at most 2^48 = 281474976710656 " + noun + " in all");
 }
 
 // Concatenates schema pieces in order.

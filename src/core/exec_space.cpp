@@ -105,6 +105,20 @@ int visible_gpu_count() {
   return count;
 }
 
+std::int64_t device_free_bytes() {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+  std::size_t free = 0, total = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (cudaMemGetInfo(&free, &total) != cudaSuccess) return -1;
+#else
+  if (hipMemGetInfo(&free, &total) != hipSuccess) return -1;
+#endif
+  return static_cast<std::int64_t>(free);
+#else
+  return -1;
+#endif
+}
+
 ExecLimits default_exec_limits() {
   ExecLimits limits;
   limits.backend = Kokkos::DefaultExecutionSpace::name();

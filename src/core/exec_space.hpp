@@ -25,6 +25,9 @@ struct ExecLimits {
 // GPUs this process sees (0 for host-only builds); callable before Kokkos is initialised.
 int visible_gpu_count();
 
+// The free memory of this process' GPU now (Kokkos initialised); -1 on hosts.
+std::int64_t device_free_bytes();
+
 // Limits of Kokkos::DefaultExecutionSpace (Kokkos must be initialised).
 ExecLimits default_exec_limits();
 

@@ -10,12 +10,14 @@
 #include <cinttypes>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 #include <sstream>
 #include <system_error>
 #include <type_traits>
 
+#include "core/deck.hpp"
 #include "core/decomposition.hpp"
 
 namespace kstencil {
@@ -208,18 +210,9 @@ std::string validate_step(std::int64_t step, const std::vector<FieldData>& field
   return {};
 }
 
-void write_step_file(const std::string& path, MPI_Comm comm, const Attributes& attributes,
-                     std::int64_t step, double time, const std::vector<FieldData>& fields) {
-  const H5Context h5(path);
-  H5Handle fapl(h5.check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"), H5Pclose);
-  h5.check(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
-  h5.check(H5Pset_all_coll_metadata_ops(fapl.get(), true), "H5Pset_all_coll_metadata_ops");
-  h5.check(H5Pset_coll_metadata_write(fapl.get(), true), "H5Pset_coll_metadata_write");
-  H5Handle file(
-      h5.check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate"),
-      H5Fclose);
-  fapl.close(h5, "H5Pclose(file access)");
-
+void write_step_contents(const H5Context& h5, const H5Handle& file, MPI_Comm comm,
+                         const Attributes& attributes, std::int64_t step, double time,
+                         const std::vector<FieldData>& fields) {
   for (const auto& [name, value] : attributes) write_attribute(h5, file.get(), name, value);
   write_attribute(h5, file.get(), "step", AttributeValue{step});
   write_attribute(h5, file.get(), "time", AttributeValue{time});
@@ -292,7 +285,40 @@ void write_step_file(const std::string& path, MPI_Comm comm, const Attributes& a
     dataset.close(h5, "H5Dclose" + what);
   }
   dxpl.close(h5, "H5Pclose(dataset transfer)");
-  file.close(h5, "H5Fclose");
+}
+
+// A full disk fails the close's metadata flush too, and HDF5 keeps a file it could not close (and
+// crashes closing it again at MPI_Finalize): free the space the partial file holds, close it again.
+void close_after_failure(const std::string& path, hid_t file, MPI_Comm comm) {
+  if (H5Iis_valid(file) <= 0) return;
+  MPI_Barrier(comm);
+  if (rank_of(comm) == 0 && ::truncate(path.c_str(), 0) != 0) {
+    // Nothing more to free: the second close fails as the first did.
+  }
+  MPI_Barrier(comm);
+  H5Fclose(file);
+}
+
+void write_step_file(const std::string& path, MPI_Comm comm, const Attributes& attributes,
+                     std::int64_t step, double time, const std::vector<FieldData>& fields) {
+  const H5Context h5(path);
+  H5Handle fapl(h5.check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"), H5Pclose);
+  h5.check(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
+  h5.check(H5Pset_all_coll_metadata_ops(fapl.get(), true), "H5Pset_all_coll_metadata_ops");
+  h5.check(H5Pset_coll_metadata_write(fapl.get(), true), "H5Pset_coll_metadata_write");
+  H5Handle file(
+      h5.check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate"),
+      H5Fclose);
+  fapl.close(h5, "H5Pclose(file access)");
+  const hid_t id = file.get();
+  try {
+    write_step_contents(h5, file, comm, attributes, step, time, fields);
+    file.close(h5, "H5Fclose");
+  } catch (const OutputError&) {
+    file.release();
+    close_after_failure(path, id, comm);
+    throw;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -376,6 +402,43 @@ std::string step_file_name(const std::string& basename, std::int64_t step) {
 
 // -----------------------------------------------------------------------------------------------
 
+static std::vector<fs::path>& created_folders() {
+  static std::vector<fs::path> folders;
+  return folders;
+}
+
+void remove_empty_output_folders() {
+  for (const fs::path& top : created_folders()) {
+    std::error_code ec;
+    // Removed only when nothing but empty folders lies below it.
+    std::vector<fs::path> below;
+    for (auto it = fs::recursive_directory_iterator(top, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+      below.push_back(it->path());
+    bool empty = true;
+    for (const fs::path& p : below) empty = empty && fs::is_directory(p, ec);
+    if (!empty) continue;
+    fs::remove_all(top, ec);
+  }
+  created_folders().clear();
+}
+
+// Free space under `dir` against what a step file needs, said before the file is made.
+static std::string free_space_problem(const fs::path& dir, const fs::path& file,
+                                      std::uintmax_t bytes) {
+  // Test-only: KSTENCIL_TEST_NO_SPACE_CHECK lets the write itself meet the full disk.
+  if (std::getenv("KSTENCIL_TEST_NO_SPACE_CHECK")) return "";
+  std::error_code ec;
+  const fs::space_info space = fs::space(dir, ec);
+  if (ec || space.available >= bytes) return "";
+  const auto size = [](std::uintmax_t b) {
+    return b >= (std::uintmax_t(10) << 20) ? std::to_string(b >> 20) + " MiB"
+                                           : std::to_string((b + 1023) >> 10) + " KiB";
+  };
+  return "not enough free space for " + file.string() + ": it needs about " + size(bytes) + ", " +
+         size(space.available) + " are free on the file system of " + dir.string();
+}
+
 void write_file_atomically(const fs::path& path, const std::string& content) {
   const fs::path tmp = path.string() + ".tmp." + std::to_string(static_cast<long>(::getpid()));
   const auto fail = [&](const std::string& reason) {
@@ -414,18 +477,22 @@ fs::path prepare_output_folder(const fs::path& root, const std::string& name, bo
   int kept = 0;
   const std::string kind = resumed ? "sweep" : "run";
   if (rank_of(comm) == 0) {
-    const fs::path relative(name);
-    bool bad_name = name.empty() || relative.is_absolute();
-    for (const fs::path& part : relative)
-      if (part == "." || part == "..") bad_name = true;
-    if (bad_name) {
-      error = "invalid run name '" + name +
-              "' for an output folder (empty, absolute, or containing . or ..); set run.name";
+    // The deck checks [run] name; a name from the deck file's stem is checked here, before any
+    // folder is made.
+    if (const std::string problem = run_name_problem(name); !problem.empty()) {
+      std::string shown;
+      for (const char c : name.substr(0, 80))
+        shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+      error = "invalid run name '" + shown + (name.size() > 80 ? "...'" : "'") +
+              " for an output folder: " + problem + "; allowed: " + run_name_allowed() +
+              "; set [run] name";
     } else {
       try {
         const std::string shown = dir.string();
         if (fs::exists(dir) && !fs::is_directory(dir)) {
-          error = "output path " + shown + " exists and is not a folder";
+          error = "output path " + shown +
+                  " ([output] root / [run] name) exists and is not a folder; allowed: a run "
+                  "folder that does not exist yet, or an empty one";
         } else if (fs::exists(dir) && !fs::is_empty(dir)) {
           const bool marked = fs::is_regular_file(dir / marker);
           if (resumed && marked && !overwrite) {
@@ -444,11 +511,22 @@ fs::path prepare_output_folder(const fs::path& root, const std::string& name, bo
             for (const fs::path& entry : entries) fs::remove_all(entry);
           }
         } else {
+          // The outermost folder this makes, removed again if the run ends with nothing in it.
+          fs::path made = dir;
+          while (!made.parent_path().empty() && made.parent_path() != made &&
+                 !fs::exists(made.parent_path()))
+            made = made.parent_path();
           fs::create_directories(dir);
+          created_folders().push_back(made);
         }
       } catch (const fs::filesystem_error& e) {
-        error = "cannot prepare output folder " + dir.string() + ": " + e.code().message() +
-                (e.path1().empty() ? std::string() : " (" + e.path1().string() + ")");
+        // The deck's keys that make the path, and what they must name.
+        const bool elsewhere = !e.path1().empty() && e.path1() != dir;
+        error = "cannot prepare output folder " + dir.string() +
+                " ([output] root / [run] name): " + e.code().message() +
+                (elsewhere ? " (" + e.path1().string() + ")" : "") +
+                "; allowed: an [output] root that is a folder you can write to, or that can be "
+                "made";
       }
     }
   }
@@ -488,6 +566,12 @@ void OutputSeries::write_step(std::int64_t step, double time,
   const std::string file = step_file_name(basename_, step);
   const fs::path final_path = dir_ / file;
   const fs::path tmp_path = final_path.string() + ".tmp";
+  std::uintmax_t bytes = 64 << 10;  // attributes and metadata
+  for (const FieldData& f : fields)
+    bytes +=
+        static_cast<std::uintmax_t>(f.geometry.dims[0] * f.geometry.dims[1] * f.geometry.dims[2]) *
+        (f.is_float ? 4 : 8);
+  agree_on_error(rank == 0 ? free_space_problem(dir_, final_path, bytes) : "", comm_);
   {
     const Hdf5ErrorPrintingOff quiet;
     try {

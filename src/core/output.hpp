@@ -24,6 +24,10 @@ struct OutputError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Removes the folders prepare_run_directory / prepare_output_folder made in this process (and the
+// parents they made) when nothing was written into them: a run that fails early leaves nothing.
+void remove_empty_output_folders();
+
 // Writes `content` to `path` through a temporary file in the same folder and a rename.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 

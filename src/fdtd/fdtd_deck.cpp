@@ -10,7 +10,10 @@ const Schema& fdtd_schema() {
       run_keys("fdtd"),
       {Key("grid", "nx", T::integer, "64", "cells along x (nodes: nx + 1)").min(2),
        Key("grid", "ny", T::integer, "64", "cells along y").min(2),
-       Key("grid", "nz", T::integer, "64", "cells along z").min(2)},
+       Key("grid", "nz", T::integer, "64",
+           "cells along z; (nx + 1) (ny + 1) (nz + 1) nodes at most 2^48")
+           .min(2)
+           .deck_check([](const Deck& deck) { check_grid_points(deck, 1); })},
       spacing_keys(),
       {Key("time", "steps", T::integer, "100", "time steps to run").min(0).max(1e9),
        Key("time", "courant", T::real, "0.5",

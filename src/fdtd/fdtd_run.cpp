@@ -8,7 +8,9 @@
 #include <optional>
 #include <sstream>
 
+#include "core/interrupt.hpp"
 #include "core/kernel_traits.hpp"
+#include "core/memory.hpp"
 #include "core/output.hpp"
 #include "core/report.hpp"
 #include "core/run_common.hpp"
@@ -144,6 +146,18 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
       if (part.problem)
         throw tile_error(deck, limits, *part.problem + " (a part of the overlapped update)");
   }
+  // The six components (and three coefficient arrays), and the same-run copy of as many values,
+  // twice; rank 0's host reference holds the whole grid's nine arrays and one gathered component.
+  const double value = s.single_precision ? 4 : 8;
+  const double local = static_cast<double>(nodes.allocated.size()) * value;
+  const double whole = static_cast<double>(p.nodes().global().size()) * value;
+  const int arrays = media.mode == MediaMode::arrays ? 9 : 6;
+  const double host = rank == 0 ? 10 * whole : 6 * local;
+  check_memory(deck,
+               {3 * arrays * local, host, std::max(3 * arrays * local, arrays * local + host),
+                std::to_string(3 * arrays) + " arrays of the local grid" +
+                    (rank == 0 ? ", 10 of the whole grid for the host reference" : "")},
+               p.cells, limits);
   return s;
 }
 
@@ -221,7 +235,8 @@ struct FdtdHistory {
   std::vector<ProbeRecord> probes;
   double timed_s = 0;
   std::int64_t timed_steps = 0;
-  std::vector<double> step_s;  // time per step of each timed stretch
+  std::int64_t stopped_at = -1;  // the step a signal stopped the run at (-1: ran to the end)
+  std::vector<double> step_s;    // time per step of each timed stretch
 };
 
 // Steps to s.steps: energy (and probes) every diagnostics.every steps, the fields into `series`
@@ -240,11 +255,18 @@ FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, co
     return diagnostics_every > 0 && n % diagnostics_every == 0 && n < s.steps;
   };
   FdtdHistory h;
-  const std::int64_t piece = std::max<std::int64_t>(1, (s.steps + 9) / 10);
+  // At most 100 steps between the checks for a signal.
+  const std::int64_t piece = std::clamp<std::int64_t>((s.steps + 9) / 10, 1, 100);
   Kokkos::Profiling::pushRegion("kstencil::fdtd::steps");
+  const MPI_Comm comm = solver.comm();
   for (std::int64_t n = 0;;) {
-    if (output_due(n)) write_step(*series, solver, n);
+    const bool stop = n < s.steps && n > 0 && interrupt_agreed(comm);
+    if (output_due(n) || (stop && series)) write_step(*series, solver, n);
     if (n == s.steps) break;
+    if (stop) {
+      h.stopped_at = n;
+      break;
+    }
     if (diagnostics_due(n)) {
       if (!probe_at.empty()) h.probes.push_back(solver.probe(probe_at));
       h.energy.push_back(*solver.step(true));
@@ -397,6 +419,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                                                 : std::string("none")));
   report_performance<T>(report, p, solver.nodes(), h, comm);
   report_energy(report, h.energy, p.source.has_value());
+  report.fact("interrupted_at_step",
+              h.stopped_at < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(h.stopped_at));
+  if (h.stopped_at >= 0)
+    report.line("stopped", "by a signal at step " + std::to_string(h.stopped_at) + " of " +
+                               std::to_string(s.steps) + " (the fields of that step written)");
   report.verification(verification.passed, to_json(verification))
       .fact("deck", deck_path)
       .line("verification", verification_text(verification));

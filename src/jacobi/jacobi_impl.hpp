@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/interrupt.hpp"
 #include "core/policy.hpp"
 #include "jacobi/jacobi.hpp"
 
@@ -190,6 +191,10 @@ SolveResult JacobiSolver<T, KokkosLayout>::solve(
   double error = std::numeric_limits<double>::max();
   std::int64_t iteration = 0;
   while (error > stop.tolerance && iteration < stop.max_iterations) {
+    if (iteration % interrupt_check_every == 0 && interrupt_agreed(comm_)) {
+      result.interrupted = true;
+      break;
+    }
     if (auto e = iterate(iteration % std::max(stop.norm_every, 1) == 0)) {
       error = *e;
       result.history.push_back({iteration, error});

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/kernel_traits.hpp"
+#include "core/memory.hpp"
 #include "core/report.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
@@ -57,6 +58,12 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
       if (p.problem)
         throw tile_error(deck, limits, *p.problem + " (a part of the overlapped update)");
   }
+  // Two solvers (iterate, next iterate, right-hand side) and the same-run copy's two arrays; the
+  // host reference's three arrays and the output's copy of u.
+  const double field = static_cast<double>(grid.allocated.size()) * (s.single_precision ? 4 : 8);
+  check_memory(deck,
+               {8 * field, 4 * field, 9 * field, "about 8 fields on the device, 4 on the host"},
+               grid.points, limits);
   return s;
 }
 

@@ -16,7 +16,10 @@ const Schema& laplacian_schema() {
            .max(100000)},
       {Key("grid", "nx", T::integer, "128", "grid points along x, boundary included").min(3),
        Key("grid", "ny", T::integer, "128", "grid points along y, boundary included").min(3),
-       Key("grid", "nz", T::integer, "128", "grid points along z, boundary included").min(3)},
+       Key("grid", "nz", T::integer, "128",
+           "grid points along z, boundary included; nx * ny * nz at most 2^48")
+           .min(3)
+           .deck_check([](const Deck& deck) { check_grid_points(deck, 0); })},
       spacing_keys(),
       {Key("kernel", "variant", T::string, R"("auto")",
            "kernel: mdrange = one point per work item (plain Kokkos); blocked = m x m_slow "

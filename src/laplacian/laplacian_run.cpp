@@ -11,6 +11,7 @@
 #include "core/decomposition.hpp"
 #include "core/halo.hpp"
 #include "core/kernel_traits.hpp"
+#include "core/memory.hpp"
 #include "core/output.hpp"
 #include "core/report.hpp"
 #include "core/run_common.hpp"
@@ -70,6 +71,14 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
                        "the default)");
     throw tile_error(deck, limits, *s.plan.problem, s.plan.policy_description());
   }
+  // u and f, the copy's two arrays, the halo check's reference (several ranks); on GPUs the
+  // verification's and the output's host copies of two fields.
+  const double field = static_cast<double>(s.grid.allocated.size()) * element_bytes;
+  const int fields = ranks > 1 ? 5 : 4;
+  check_memory(deck,
+               {fields * field, 2 * field, fields * field,
+                std::to_string(fields) + " fields of " + std::to_string(element_bytes) + " bytes"},
+               s.whole.points, limits);
   if (ranks > 1 && s.mpi.overlap) {
     LaplacianKernelParams part = params;
     part.zero_row_ends = false;

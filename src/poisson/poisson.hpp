@@ -49,7 +49,11 @@ struct SolveResult {
   double error = 0;             // last computed error
   bool converged = false;       // error <= tolerance within max_iterations (the seed's Success)
   std::vector<ErrorRecord> history;  // every computed error
+  bool interrupted = false;          // stopped early by a signal (core/interrupt.hpp)
 };
+
+// How often a solve asks whether a signal arrived (a collective: not every cheap iteration).
+constexpr std::int64_t interrupt_check_every = 16;
 
 struct PoissonCoefficients {
   double c[3];      // 1 / h_a^2 per axis, 0 on a collapsed axis

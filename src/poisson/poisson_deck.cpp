@@ -22,8 +22,10 @@ Schema poisson_schema(const std::string& solver) {
            "points along y, boundary included; 1 = no y axis (1D grid)")
            .min(1),
        Key("grid", "nz", T::integer, "1",
-           "points along z, boundary included; 1 = no z axis (needs ny > 1 for a 3D grid)")
-           .min(1)},
+           "points along z, boundary included; 1 = no z axis (needs ny > 1 for a 3D grid); "
+           "nx * ny * nz at most 2^48")
+           .min(1)
+           .deck_check([](const Deck& deck) { check_grid_points(deck, 0); })},
       spacing_keys(),
       {Key("kernel", "variant", T::string, R"("auto")",
            "Jacobi's update: auto = the backend's default tile and launch bounds (ignores tile, "

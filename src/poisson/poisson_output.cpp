@@ -19,7 +19,8 @@ void report_solve(RunReport& report, const Grid& g, const std::string& precision
       .fact("iterations", r.iterations)
       .fact("error", r.error)
       .fact("converged", r.converged)
-      .fact("solve_s", solve.seconds);
+      .fact("solve_s", solve.seconds)
+      .fact("interrupted", r.interrupted);
   report
       .line("grid", std::to_string(g.points[0]) + " x " + std::to_string(g.points[1]) + " x " +
                         std::to_string(g.points[2]) + ", " + precision + ", " + grid_details)

@@ -50,7 +50,11 @@ PoissonSolve solve_printing(Solver& solver, const Stop& stop, std::int64_t print
   });
   Kokkos::fence();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (prints) std::cout << (out.result.converged ? "Success!\n" : "Failure!\n");
+  if (prints)
+    std::cout << (out.result.interrupted ? "Stopped by a signal at iteration " +
+                                               std::to_string(out.result.iterations) + "\n"
+                  : out.result.converged ? "Success!\n"
+                                         : "Failure!\n");
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "core/exec_space.hpp"
+#include "core/interrupt.hpp"
 #include "core/output.hpp"
 #include "core/run_common.hpp"
 #include "sweep/results.hpp"
@@ -277,7 +278,7 @@ class Sweep {
   std::optional<Progress> progress_;
   std::int64_t launched_ = 0;
   std::vector<std::string> notes_;
-  bool out_of_budget_ = false;
+  bool out_of_budget_ = false, interrupted_ = false;
 
   Deck deck_of(const std::vector<std::string>& overrides) const {
     std::vector<std::string> all = base_overrides_;
@@ -360,6 +361,14 @@ class Sweep {
              (spec_.budget_seconds > 0 && elapsed >= spec_.budget_seconds);
     }
     MPI_Bcast(&stop, 1, MPI_INT, 0, comm_);
+    if (interrupt_agreed(comm_)) {
+      if (!interrupted_)
+        notes_.push_back(
+            "Stopped by a signal: run the sweep again to go on (finished "
+            "configurations are not re-run).");
+      interrupted_ = true;
+      return false;
+    }
     if (stop && !out_of_budget_) {
       out_of_budget_ = true;
       notes_.push_back(
@@ -593,8 +602,8 @@ class Sweep {
     if (ok.size() > static_cast<std::size_t>(spec_.confirm))
       ok.resize(static_cast<std::size_t>(spec_.confirm));
     if (ok.empty()) return;
-    if (out_of_budget_) {
-      notes_.push_back("The confirmation rounds were not run: the budget ran out.");
+    if (out_of_budget_ || interrupted_) {
+      notes_.push_back("The confirmation rounds were not run: the budget ran out, or a signal.");
       return;
     }
     std::vector<Config> order = {default_};
