@@ -13,6 +13,7 @@
 
 #include "core/output.hpp"
 #include "core/plot.hpp"
+#include "core/timing.hpp"
 
 namespace kstencil {
 namespace {
@@ -90,12 +91,10 @@ std::map<std::string, Confirmed> confirmed(const SweepResults& results) {
   for (const Json& r : results.confirm)
     if (status_of(r) == "ok") out[r.value("key", "")].ratios.push_back(ratio_of(r));
   for (auto& [key, c] : out) {
-    std::vector<double> s = c.ratios;
-    std::sort(s.begin(), s.end());
-    const std::size_t n = s.size();
-    c.median = n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-    c.min = s.front();
-    c.max = s.back();
+    const TimingStats stats = summarize(c.ratios);  // median, min and max of any samples
+    c.median = stats.median_s;
+    c.min = stats.min_s;
+    c.max = stats.max_s;
   }
   return out;
 }
