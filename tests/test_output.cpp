@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/field.hpp"
 #include "core/output.hpp"
 
 using namespace kstencil;
@@ -791,4 +792,37 @@ TEST_CASE("OutputSeries names the file and the HDF5 call when a step cannot be w
   CHECK(series.step_files().empty());
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK(folder_entries(tmp.path()).empty());
+}
+
+namespace {
+
+// Every point of a sub-box, with extents that are not multiples of the copy's tiles, lands at
+// its x-fastest position.
+template <class KokkosLayout>
+void check_x_fastest() {
+  Grid g = Grid::whole({37, 5, 70}, {0, 0, 0}, {1, 1, 1});
+  g.allocated = Box{{-1, 0, 0}, {37, 5, 71}};  // ghost layers below x and above z
+  const Index3 n = g.local_extents();
+  Kokkos::View<double***, KokkosLayout> field("field", n[0], n[1], n[2]);
+  auto host = Kokkos::create_mirror_view(field);
+  for (Index i = 0; i < n[0]; ++i)
+    for (Index j = 0; j < n[1]; ++j)
+      for (Index k = 0; k < n[2]; ++k) host(i, j, k) = double(i + 1000 * j + 100000 * k);
+  Kokkos::deep_copy(field, host);
+  const Box box{{3, 1, 2}, {37, 5, 69}};
+  const std::vector<double> out = to_host_x_fastest(field, g, box);
+  REQUIRE(out.size() == static_cast<std::size_t>(box.size()));
+  std::size_t wrong = 0, q = 0;
+  for (Index k = box.lo[2]; k < box.hi[2]; ++k)
+    for (Index j = box.lo[1]; j < box.hi[1]; ++j)
+      for (Index i = box.lo[0]; i < box.hi[0]; ++i, ++q)
+        wrong += out[q] != double((i + 1) + 1000 * j + 100000 * k);
+  CHECK(wrong == 0);
+}
+
+}  // namespace
+
+TEST_CASE("fields copy to host x fastest from either layout and any sub-box", "[output]") {
+  check_x_fastest<Kokkos::LayoutRight>();
+  check_x_fastest<Kokkos::LayoutLeft>();
 }

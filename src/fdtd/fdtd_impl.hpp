@@ -56,6 +56,26 @@ struct FillMaterials {
   }
 };
 
+// E^0 of a cavity mode: the product of the tabulated per-axis factors, in the order of
+// CavityModeFactors::at (so the same bits on every backend).
+template <class T, class KokkosLayout>
+struct FillMode {
+  Field<T, KokkosLayout> e;
+  Kokkos::Array<Kokkos::View<const double*>, 3> factor;  // over global indices
+  double amplitude;
+  Kokkos::Array<int, 3> offset;  // global index of the local (0, 0, 0)
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
+    const double f[3] = {factor[0](i + offset[0]), factor[1](j + offset[1]),
+                         factor[2](k + offset[2])};
+    double value = amplitude;
+    value *= f[0];
+    value *= f[1];
+    value *= f[2];
+    e(i, j, k) = static_cast<T>(f[0] == 0 || f[1] == 0 || f[2] == 0 ? 0.0 : value);
+  }
+};
+
 template <class T, class KokkosLayout, bool Arrays>
 struct AddSource {
   YeeViews<T, KokkosLayout> v;
@@ -160,18 +180,26 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
 template <class T, class KokkosLayout>
 void YeeSolver<T, KokkosLayout>::initialize() {
   if (!problem_.cavity) return;
-  // E^0 = the mode's shape, computed on the host (one definition for every backend).
+  // E^0 = the mode's shape: its per-axis factors computed on the host (one definition for every
+  // backend), their products on the device. Ghost layers included: the H update below reads E
+  // from the rank above.
   const auto shape = cavity_mode_shape(problem_, *problem_.cavity);
-  // Ghost layers included: the H update below reads E from the rank above.
   const Box& b = grid_.allocated;
+  const Index3 n = grid_.local_extents();
   for (int c = 0; c < 3; ++c) {
-    auto host = Kokkos::create_mirror_view(fields_.e[c]);
-    for (Index k = b.lo[2]; k < b.hi[2]; ++k)
-      for (Index j = b.lo[1]; j < b.hi[1]; ++j)
-        for (Index i = b.lo[0]; i < b.hi[0]; ++i)
-          host(i - b.lo[0], j - b.lo[1], k - b.lo[2]) =
-              static_cast<T>(cavity_mode_e(problem_, shape, c, {i, j, k}));
-    Kokkos::deep_copy(fields_.e[c], host);
+    const CavityModeFactors factors = cavity_mode_factors(problem_, shape, c);
+    fdtd_detail::FillMode<T, KokkosLayout> fill{
+        fields_.e[c], {}, factors.amplitude, {int(b.lo[0]), int(b.lo[1]), int(b.lo[2])}};
+    for (int d = 0; d < 3; ++d) {
+      Kokkos::View<double*> axis("cavity_mode_factor", factors.factor[d].size());
+      Kokkos::deep_copy(axis, Kokkos::View<const double*, Kokkos::HostSpace>(
+                                  factors.factor[d].data(), factors.factor[d].size()));
+      fill.factor[d] = axis;
+    }
+    Kokkos::parallel_for("kstencil::fdtd::cavity_mode",
+                         Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
+                             {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
+                         fill);
   }
   // H^(-1/2) = (dt/2) curl E^0 / mu: the H update backwards by half a step from H = 0, with the
   // background material (the mode is an eigenmode of a uniform cavity).
@@ -329,13 +357,13 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
   for (int c = 0; c < 3; ++c) {
     const auto values = cavity.component_host(c);
     const Box b = cavity.component_box(c);
+    const CavityModeFactors factors = cavity_mode_factors(mode, shape, c);
     std::size_t n = 0;
     for (Index k = b.lo[2]; k < b.hi[2]; ++k)
       for (Index j = b.lo[1]; j < b.hi[1]; ++j)
         for (Index i = b.lo[0]; i < b.hi[0]; ++i, ++n)
           v.mode_max_error =
-              std::max(v.mode_max_error,
-                       std::abs(values[n] - phase * cavity_mode_e(mode, shape, c, {i, j, k})));
+              std::max(v.mode_max_error, std::abs(values[n] - phase * factors.at({i, j, k})));
   }
   v.mode_max_error = global_max(v.mode_max_error, d.comm);
   v.mode_tolerance = 20.0 * (v.mode_steps + 1) * eps;

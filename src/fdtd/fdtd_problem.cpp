@@ -141,13 +141,26 @@ CavityModeShape cavity_mode_shape(const FdtdProblem& problem, const CavityMode& 
   return s;
 }
 
+namespace {
+
+// The factor of axis d at index i of component c's mode shape; 0 off the lattice or on a wall.
+double cavity_mode_factor(const FdtdProblem& problem, const CavityModeShape& shape, int c, int d,
+                          Index i) {
+  const Index last = problem.cells[d] - (staggered(c, d) ? 1 : 0);
+  if (i > last) return 0;
+  if (!staggered(c, d) && (i == 0 || i == problem.cells[d])) return 0;
+  const double x = (static_cast<double>(i) + (staggered(c, d) ? 0.5 : 0.0)) * problem.spacing[d];
+  return staggered(c, d) ? std::cos(shape.k[d] * x) : std::sin(shape.k[d] * x);
+}
+
+}  // namespace
+
 double cavity_mode_e(const FdtdProblem& problem, const CavityModeShape& shape, int c,
                      const Index3& index, bool continuous_amplitude) {
-  // Off the component's lattice or tangential on a wall: zero.
+  double factor[3];
   for (int d = 0; d < 3; ++d) {
-    const Index last = problem.cells[d] - (staggered(c, d) ? 1 : 0);
-    if (index[d] > last) return 0;
-    if (!staggered(c, d) && (index[d] == 0 || index[d] == problem.cells[d])) return 0;
+    factor[d] = cavity_mode_factor(problem, shape, c, d, index[d]);
+    if (factor[d] == 0) return 0;
   }
   Real3 amplitude = shape.amplitude;
   if (continuous_amplitude && shape.amplitude[2] == 0 && shape.amplitude[0] != 0 &&
@@ -156,12 +169,18 @@ double cavity_mode_e(const FdtdProblem& problem, const CavityModeShape& shape, i
     amplitude = {shape.k[1] / norm, -shape.k[0] / norm, 0};
   }
   double value = amplitude[c];
-  for (int d = 0; d < 3; ++d) {
-    const double x =
-        (static_cast<double>(index[d]) + (staggered(c, d) ? 0.5 : 0.0)) * problem.spacing[d];
-    value *= staggered(c, d) ? std::cos(shape.k[d] * x) : std::sin(shape.k[d] * x);
-  }
+  for (int d = 0; d < 3; ++d) value *= factor[d];
   return value;
+}
+
+CavityModeFactors cavity_mode_factors(const FdtdProblem& problem, const CavityModeShape& shape,
+                                      int c) {
+  CavityModeFactors f;
+  f.amplitude = shape.amplitude[c];
+  for (int d = 0; d < 3; ++d)
+    for (Index i = 0; i <= problem.cells[d]; ++i)
+      f.factor[d].push_back(cavity_mode_factor(problem, shape, c, d, i));
+  return f;
 }
 
 int fdtd_values_per_cell(MediaMode mode) {

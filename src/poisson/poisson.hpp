@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 #include "core/field.hpp"
@@ -77,20 +78,28 @@ PoissonFields<T, KokkosLayout> make_poisson_fields(const PoissonProblem& problem
   fields.u = allocate_field<T, KokkosLayout>("u", grid);
   fields.rhs = allocate_field<T, KokkosLayout>(
       "rhs", fields.has_rhs ? grid : Grid::whole({1, 1, 1}, {}, {}));
-  // Set on the host once, at set-up, over the allocated box (ghost layers included).
+  // Set on the host once, at set-up, over the allocated box (ghost layers included): planes of the
+  // layout's slowest axis on the host's threads, each written in memory order.
   auto u = Kokkos::create_mirror_view(fields.u);
   auto rhs = Kokkos::create_mirror_view(fields.rhs);
   const Box& b = grid.allocated;
-  for (Index k = b.lo[2]; k < b.hi[2]; ++k)
-    for (Index j = b.lo[1]; j < b.hi[1]; ++j)
-      for (Index i = b.lo[0]; i < b.hi[0]; ++i) {
-        const Index3 p{i, j, k};
-        const bool edge = is_boundary(grid, p);
-        const Index li = i - b.lo[0], lj = j - b.lo[1], lk = k - b.lo[2];
-        u(li, lj, lk) = static_cast<T>(edge ? problem.boundary(p)
-                                            : (problem.initial ? problem.initial(p) : 0.0));
-        if (fields.has_rhs) rhs(li, lj, lk) = static_cast<T>(edge ? 0.0 : problem.rhs(p));
-      }
+  const Index3 n = b.extents();
+  constexpr bool right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+  Kokkos::parallel_for(
+      "kstencil::poisson::fields",
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<Index>>(
+          0, n[right ? 0 : 2]),
+      [&](const Index plane) {
+        for (Index lj = 0; lj < n[1]; ++lj)
+          for (Index fast = 0; fast < n[right ? 2 : 0]; ++fast) {
+            const Index li = right ? plane : fast, lk = right ? fast : plane;
+            const Index3 p{b.lo[0] + li, b.lo[1] + lj, b.lo[2] + lk};
+            const bool edge = is_boundary(grid, p);
+            u(li, lj, lk) = static_cast<T>(edge ? problem.boundary(p)
+                                                : (problem.initial ? problem.initial(p) : 0.0));
+            if (fields.has_rhs) rhs(li, lj, lk) = static_cast<T>(edge ? 0.0 : problem.rhs(p));
+          }
+      });
   Kokkos::deep_copy(fields.u, u);
   if (fields.has_rhs) Kokkos::deep_copy(fields.rhs, rhs);
   return fields;
