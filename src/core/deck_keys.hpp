@@ -171,7 +171,7 @@ inline std::vector<KeySpec> output_keys() {
               "replace an existing run folder (also: kstencil run --overwrite)")};
 }
 
-// [mpi] dims, overlap.
+// [mpi] dims, overlap, halo.
 inline std::vector<KeySpec> mpi_keys() {
   using T = KeyType;
   return {Key("mpi", "dims", T::integer3, "[0, 0, 0]",
@@ -180,7 +180,13 @@ inline std::vector<KeySpec> mpi_keys() {
               .min(0),
           Key("mpi", "overlap", T::boolean_or_auto, R"("auto")",
               "update the interior while the halo faces are in flight, then the boundary shell; "
-              "auto = the backend's default (docs/PERFORMANCE.md)")};
+              "auto = the backend's default (docs/PERFORMANCE.md)"),
+          Key("mpi", "halo", T::string, R"("auto")",
+              "how faces travel between GPU ranks: peer = device-to-device copies into the "
+              "neighbour's memory (CUDA IPC; ranks of one node), mpi = MPI messages (staged "
+              "through pinned host memory unless MPI is GPU-aware), auto = peer where the "
+              "neighbour shares the node and the build is CUDA, else mpi")
+              .choices({"auto", "peer", "mpi"})};
 }
 
 // The most points a grid may have: 2^48, 2 PiB per double field (beyond any machine, but not

@@ -112,9 +112,10 @@ Box owned_box(const Index3& points, const Dims3& dims, const Dims3& coords) {
   return box;
 }
 
-Decomposition decompose(MPI_Comm comm, const Dims3& dims) {
+Decomposition decompose(MPI_Comm comm, const Dims3& dims, const HaloTransport transport) {
   Decomposition d;
   d.dims = dims;
+  d.transport = transport;
   int size = 1;
   MPI_Comm_size(comm, &size);
   if (dims[0] * dims[1] * dims[2] != size)
@@ -128,6 +129,22 @@ Decomposition decompose(MPI_Comm comm, const Dims3& dims) {
     throw std::logic_error("kstencil::decompose: MPI numbers the process grid differently");
   for (int axis = 0; axis < 3; ++axis)
     MPI_Cart_shift(d.comm, axis, 1, &d.neighbour[axis][0], &d.neighbour[axis][1]);
+  // A neighbour is on this node when its rank is one of this node's shared-memory ranks.
+  MPI_Comm node;
+  MPI_Comm_split_type(d.comm, MPI_COMM_TYPE_SHARED, d.rank, MPI_INFO_NULL, &node);
+  MPI_Group all, local;
+  MPI_Comm_group(d.comm, &all);
+  MPI_Comm_group(node, &local);
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      if (!d.has_neighbour(axis, side)) continue;
+      int in_node = MPI_UNDEFINED;
+      MPI_Group_translate_ranks(all, 1, &d.neighbour[axis][side], local, &in_node);
+      d.on_node[axis][side] = in_node != MPI_UNDEFINED;
+    }
+  MPI_Group_free(&local);
+  MPI_Group_free(&all);
+  MPI_Comm_free(&node);
   return d;
 }
 

@@ -40,6 +40,11 @@ Grid part_of(const Grid& whole, const Dims3& dims, const Dims3& coords);
 
 // A rank's place in the process grid. Built collectively (MPI_Cart_create, no reordering, so a
 // rank keeps its number in the Cartesian communicator).
+// How faces travel between GPU ranks: peer = device-to-device copies into a neighbour's memory
+// (CUDA IPC, between ranks of one node: core/peer_memory.hpp), mpi = MPI messages (device buffers
+// where MPI is GPU-aware, else staged through host memory), automatic = peer wherever possible.
+enum class HaloTransport { automatic, peer, mpi };
+
 struct Decomposition {
   MPI_Comm comm = MPI_COMM_NULL;  // the Cartesian communicator (owned; see free())
   Dims3 dims{1, 1, 1};
@@ -47,6 +52,9 @@ struct Decomposition {
   int rank = 0, ranks = 1;
   // Neighbour rank per axis and side (0 = lower, 1 = upper); MPI_PROC_NULL at the domain's walls.
   std::array<std::array<int, 2>, 3> neighbour{};
+  // Whether that neighbour runs on this node (shares its memory, and so its GPUs).
+  std::array<std::array<bool, 2>, 3> on_node{};
+  HaloTransport transport = HaloTransport::automatic;
 
   bool has_neighbour(int axis, int side) const { return neighbour[axis][side] != MPI_PROC_NULL; }
   // One rank alone (MPI_COMM_SELF, no neighbours): what a solver without a decomposition uses.
@@ -60,7 +68,8 @@ struct Decomposition {
 };
 
 // Collective over `comm`: the Cartesian communicator for `dims` (product = ranks of comm).
-Decomposition decompose(MPI_Comm comm, const Dims3& dims);
+Decomposition decompose(MPI_Comm comm, const Dims3& dims,
+                        HaloTransport transport = HaloTransport::automatic);
 void free_decomposition(Decomposition& d);
 
 // Coordinates of `rank` in a dims-process grid, as MPI_Cart_create without reordering numbers

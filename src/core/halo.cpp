@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/exec_space.hpp"
 #include "core/run_common.hpp"
 
 namespace kstencil {
@@ -77,7 +78,12 @@ void describe_halo(RunReport& report, const HaloReport& h) {
   const double step = halo + interior + update;
   const double share = step > 0 ? halo / step : 0;
   const Index3 dims{h.d.dims[0], h.d.dims[1], h.d.dims[2]};
+  // Which GPU each rank ran on (-1: a host), in rank order.
+  std::vector<int> devices(static_cast<std::size_t>(h.d.ranks));
+  const int device = default_exec_limits().device_id;
+  MPI_Allgather(&device, 1, MPI_INT, devices.data(), 1, MPI_INT, h.d.comm);
   report.fact("mpi", {{"ranks", h.d.ranks},
+                      {"devices", devices},
                       {"dims", dims},
                       {"overlap", h.overlap && h.d.ranks > 1},
                       {"halo_path", h.path},
@@ -89,8 +95,11 @@ void describe_halo(RunReport& report, const HaloReport& h) {
                       {"halo_share", share}});
   if (h.d.ranks == 1) return;
   const auto ms = [](double s) { return fmt("%.3g", s * 1e3); };
+  std::string gpus;
+  for (const int id : devices) gpus += (gpus.empty() ? "" : " ") + std::to_string(id);
   report.line("mpi", std::to_string(h.d.ranks) + " ranks as " + format_triple(dims) + ", overlap " +
-                         (h.overlap ? "on" : "off") + ", halo " + h.path);
+                         (h.overlap ? "on" : "off") + ", halo " + h.path +
+                         (device >= 0 ? ", GPU of each rank " + gpus : std::string()));
   report.line("halo", "per step (slowest rank, ms): pack " + ms(pack) + ", exchange " +
                           ms(exchange) + ", unpack " + ms(unpack) +
                           (h.overlap ? ", interior " + ms(interior) + ", shell " : ", update ") +

@@ -18,6 +18,7 @@
 #include "core/exec_space.hpp"
 #include "core/mapping.hpp"
 #include "core/output.hpp"
+#include "core/peer_memory.hpp"
 #include "core/timing.hpp"
 
 namespace kstencil {
@@ -27,6 +28,7 @@ struct MpiConfig {
   Dims3 dims{1, 1, 1};
   int rank = 0, ranks = 1;
   bool overlap = false;
+  HaloTransport transport = HaloTransport::automatic;
   // This rank's part of `whole` (owned box, ghost layers towards its neighbours).
   Grid local_grid(const Grid& whole) const { return part_of(whole, dims, coords_of(rank, dims)); }
 };
@@ -53,6 +55,14 @@ inline MpiConfig mpi_config_from_deck(const Deck& deck, const Index3& points, in
   config.rank = rank;
   config.ranks = ranks;
   config.overlap = deck.is_auto("mpi", "overlap") ? limits.gpu : deck.boolean("mpi", "overlap");
+  const std::string halo = deck.string("mpi", "halo");
+  config.transport = halo == "peer"  ? HaloTransport::peer
+                     : halo == "mpi" ? HaloTransport::mpi
+                                     : HaloTransport::automatic;
+  if (config.transport == HaloTransport::peer && !peer::available())
+    throw deck.error("mpi", "halo",
+                     "peer copies need a CUDA build (this is " + limits.backend + ")",
+                     "\"auto\" or \"mpi\" here");
   return config;
 }
 

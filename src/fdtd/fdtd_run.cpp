@@ -355,7 +355,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
               const std::string& deck_path, const RunContext& context) {
   const MPI_Comm world = context.comm;
   const ExecLimits limits = default_exec_limits();
-  Decomposition d = decompose(world, s.mpi.dims);
+  Decomposition d = decompose(world, s.mpi.dims, s.mpi.transport);
   MPI_Comm comm = d.comm;
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
   RunReport report("fdtd", limits, d.ranks);

@@ -106,10 +106,12 @@ class JacobiSolver {
   std::vector<JacobiPlan> overlap_plans_;
   MPI_Comm comm_;
   HaloExchange<T, KokkosLayout> halo_;
-  // The update of the plan's box (with the norm: the local sum of squared changes).
-  double update_part(const JacobiPlan& plan, bool norm);
+  // The update of the plan's box; with the norm, the local sum of squared changes goes to
+  // partial_sums_(slot) without waiting for it, so that an interior update overlaps the halo.
+  void update_part(const JacobiPlan& plan, bool norm, int slot);
   Field<T, KokkosLayout> old_, new_, rhs_;
-  Kokkos::View<double> atomic_total_;  // the atomic strategy's global sum
+  Kokkos::View<double*> partial_sums_;  // one per part of an overlapped update (else one)
+  typename Kokkos::View<double*>::HostMirror partial_sums_host_;
   Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old
   bool has_rhs_ = false;
   T cx_, cy_, cz_, inverse_diagonal_;

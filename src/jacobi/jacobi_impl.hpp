@@ -6,6 +6,7 @@
 #include <KokkosBlas1_nrm2.hpp>
 #include <KokkosBlas1_update.hpp>
 // clang-format on
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -59,9 +60,10 @@ struct ReduceLoop {
 template <class T, class KokkosLayout, bool Reversed>
 struct AtomicLoop {
   Update<T, KokkosLayout> update;
-  Kokkos::View<double> total;
+  Kokkos::View<double*> totals;
+  int slot;
   KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int j, const int p2) const {
-    Kokkos::atomic_add(&total(), update(Reversed ? p2 : p0, j, Reversed ? p0 : p2));
+    Kokkos::atomic_add(&totals(slot), update(Reversed ? p2 : p0, j, Reversed ? p0 : p2));
   }
 };
 
@@ -105,7 +107,9 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
   has_rhs_ = fields.has_rhs;
   new_ = allocate_field<T, KokkosLayout>("u_new", grid_);
   Kokkos::deep_copy(new_, old_);  // the boundary values, which no iteration writes
-  atomic_total_ = Kokkos::View<double>("jacobi_norm");
+  partial_sums_ =
+      Kokkos::View<double*>("jacobi_norm_parts", std::max<std::size_t>(overlap_plans_.size(), 1));
+  partial_sums_host_ = Kokkos::create_mirror_view(partial_sums_);
   if (plan_.config.norm == NormStrategy::kokkos_kernels)
     difference_ = allocate_field<T, KokkosLayout>("u_new - u_old", grid_);
   const PoissonCoefficients coefficients = poisson_coefficients(grid_);
@@ -116,7 +120,7 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
 }
 
 template <class T, class KokkosLayout>
-double JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool norm) {
+void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool norm, int slot) {
   using namespace jacobi_detail;
   const Update<T, KokkosLayout> update{old_,
                                        new_,
@@ -128,7 +132,7 @@ double JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool n
                                        !is_collapsed(grid_, 1),
                                        !is_collapsed(grid_, 2),
                                        has_rhs_};
-  double sum = 0;
+  const auto sum = Kokkos::subview(partial_sums_, slot);
   if (norm && plan.config.norm == NormStrategy::reduce_range) {
     const auto launch = [&](auto index) {
       using I = decltype(index);
@@ -156,22 +160,27 @@ double JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool n
           } else if (plan.config.norm == NormStrategy::reduce) {
             Kokkos::parallel_reduce("kstencil::jacobi::update_reduce", policy,
                                     ReduceLoop<T, KokkosLayout, R>{update}, sum);
-          } else {                                  // atomic (reduce-range is launched above)
-            Kokkos::deep_copy(atomic_total_, 0.0);  // allocated once: no allocation per iteration
+          } else {  // atomic (reduce-range is launched above); iterate() zeroed the sums
             Kokkos::parallel_for("kstencil::jacobi::update_atomic", policy,
-                                 AtomicLoop<T, KokkosLayout, R>{update, atomic_total_});
-            Kokkos::deep_copy(sum, atomic_total_);
+                                 AtomicLoop<T, KokkosLayout, R>{update, partial_sums_, slot});
           }
         });
   }
-  return sum;
 }
 
 template <class T, class KokkosLayout>
 std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
+  const bool sums = norm && plan_.config.norm != NormStrategy::kokkos_kernels;
+  if (sums && plan_.config.norm == NormStrategy::atomic) Kokkos::deep_copy(partial_sums_, 0.0);
+  halo_.step({old_}, static_cast<int>(overlap_plans_.size()), [&](int part) {
+    update_part(part < 0 ? plan_ : overlap_plans_[part], norm, std::max(part, 0));
+  });
   double sum = 0;
-  halo_.step({old_}, static_cast<int>(overlap_plans_.size()),
-             [&](int part) { sum += update_part(part < 0 ? plan_ : overlap_plans_[part], norm); });
+  if (sums) {
+    Kokkos::deep_copy(partial_sums_host_, partial_sums_);
+    const int parts = static_cast<int>(overlap_plans_.size());
+    for (int part = 0; part < std::max(parts, 1); ++part) sum += partial_sums_host_(part);
+  }
   if (norm && plan_.config.norm == NormStrategy::kokkos_kernels) {
     // Kokkos Kernels accumulates in the field's type: in float, float sums. Its BLAS sums every
     // stored point: one rank only (jacobi_setup_from_deck).

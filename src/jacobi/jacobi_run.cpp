@@ -138,7 +138,7 @@ template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
               const std::string& deck_path, const RunContext& context) {
   const MPI_Comm world = context.comm;
-  Decomposition d = decompose(world, s.mpi.dims);
+  Decomposition d = decompose(world, s.mpi.dims, s.mpi.transport);
   MPI_Comm comm = d.comm;
   const RunFolder folder = open_run_folder(deck, deck_path, comm);
   RunReport report("jacobi", default_exec_limits(), d.ranks);

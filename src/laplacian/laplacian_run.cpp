@@ -287,7 +287,7 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
               const RunContext& context) {
   const MPI_Comm world = context.comm;
   const ExecLimits limits = default_exec_limits();
-  Decomposition d = decompose(world, s.mpi.dims);
+  Decomposition d = decompose(world, s.mpi.dims, s.mpi.transport);
   const RunFolder folder = open_run_folder(deck, deck_path, d.comm);
   const LaplacianPlan& plan = s.plan;
 

@@ -1,0 +1,57 @@
+#include "core/side_instance.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace kstencil {
+namespace {
+
+// Non-blocking: no implicit ordering with the legacy default stream, which Kokkos 3.4's default
+// CUDA instance uses.
+void* new_stream() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaStream_t stream = nullptr;
+  const cudaError_t status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string("cannot create a CUDA stream: ") +
+                             cudaGetErrorString(status));
+  return stream;
+#elif defined(KOKKOS_ENABLE_HIP)
+  hipStream_t stream = nullptr;
+  const hipError_t status = hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+  if (status != hipSuccess)
+    throw std::runtime_error(std::string("cannot create a HIP stream: ") +
+                             hipGetErrorString(status));
+  return stream;
+#else
+  return nullptr;
+#endif
+}
+
+Kokkos::DefaultExecutionSpace instance_on([[maybe_unused]] void* stream) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return Kokkos::Cuda(static_cast<cudaStream_t>(stream));
+#elif defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
+  return Kokkos::HIP(static_cast<hipStream_t>(stream));
+#elif defined(KOKKOS_ENABLE_HIP)
+  return Kokkos::Experimental::HIP(static_cast<hipStream_t>(stream));
+#else
+  return Kokkos::DefaultExecutionSpace();
+#endif
+}
+
+}  // namespace
+
+SideInstance::SideInstance() : stream_(new_stream()), space_(instance_on(stream_)) {}
+
+SideInstance::~SideInstance() {
+  space_.fence();
+  space_ = Kokkos::DefaultExecutionSpace();  // Kokkos' hold on the stream ends before the stream
+#if defined(KOKKOS_ENABLE_CUDA)
+  cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
+#elif defined(KOKKOS_ENABLE_HIP)
+  static_cast<void>(hipStreamDestroy(static_cast<hipStream_t>(stream_)));
+#endif
+}
+
+}  // namespace kstencil
