@@ -172,14 +172,15 @@ template <class T, class KokkosLayout>
 std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
   const bool sums = norm && plan_.config.norm != NormStrategy::kokkos_kernels;
   if (sums && plan_.config.norm == NormStrategy::atomic) Kokkos::deep_copy(partial_sums_, 0.0);
+  int slots = 0;  // the parts updated (one, or the interior and the shell's boxes)
   halo_.step({old_}, static_cast<int>(overlap_plans_.size()), [&](int part) {
     update_part(part < 0 ? plan_ : overlap_plans_[part], norm, std::max(part, 0));
+    slots = std::max(slots, std::max(part, 0) + 1);
   });
   double sum = 0;
   if (sums) {
     Kokkos::deep_copy(partial_sums_host_, partial_sums_);
-    const int parts = static_cast<int>(overlap_plans_.size());
-    for (int part = 0; part < std::max(parts, 1); ++part) sum += partial_sums_host_(part);
+    for (int slot = 0; slot < slots; ++slot) sum += partial_sums_host_(slot);
   }
   if (norm && plan_.config.norm == NormStrategy::kokkos_kernels) {
     // Kokkos Kernels accumulates in the field's type: in float, float sums. Its BLAS sums every
