@@ -194,6 +194,47 @@ TEST_CASE("a cavity filled with eps, mu != 1 evolves as its own discrete mode, i
   }
 }
 
+TEST_CASE("per-cell coefficients follow their definition on both sides of every block face",
+          "[fdtd]") {
+  // A cell is in the block when its node (origin + index * h) lies in [block_lo, block_hi]; its
+  // coefficients follow from eps, mu, sigma and dt on paper: with s = sigma dt / (2 eps),
+  // ca = (1 - s) / (1 + s), cb = (dt / eps) / (1 + s), db = dt / mu. The faces lie between nodes,
+  // so the cells inside are known by hand: x 3..8, y 2..6, z 2..7 (h = 0.1, 0.12, 0.09).
+  FdtdProblem p = busy_problem();
+  p.media.block_lo = {0.25, 0.18, 0.13};
+  p.media.block_hi = {0.85, 0.79, 0.66};
+  const int first[3] = {3, 2, 2}, last[3] = {8, 6, 7}, middle[3] = {5, 4, 4};
+  const YeeSolver<double, Kokkos::LayoutRight> solver(p, plan_for<Kokkos::LayoutRight>(p));
+  const auto& f = solver.fields();
+  const auto host = [](const auto& field) {
+    return Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
+  };
+  const auto ca = host(f.ca), cb = host(f.cb), db = host(f.db), eps = host(f.eps), mu = host(f.mu);
+  const double dt = solver.dt();
+  const auto close = [](double got, double want) {
+    return std::abs(got - want) <= 4 * std::numeric_limits<double>::epsilon() * std::abs(want);
+  };
+  int checked = 0;
+  for (int axis = 0; axis < 3; ++axis)
+    for (const int at : {first[axis] - 1, first[axis], last[axis], last[axis] + 1}) {
+      int index[3] = {middle[0], middle[1], middle[2]};
+      index[axis] = at;
+      const bool inside = at >= first[axis] && at <= last[axis];
+      const Material& m = inside ? p.media.block : p.media.background;
+      const double s = m.sigma * dt / (2 * m.eps);
+      const int i = index[0], j = index[1], k = index[2];
+      INFO("axis " << axis << " index " << at << (inside ? " (block)" : " (background)"));
+      CHECK(close(ca(i, j, k), (1 - s) / (1 + s)));
+      CHECK(close(cb(i, j, k), (dt / m.eps) / (1 + s)));
+      CHECK(close(db(i, j, k), dt / m.mu));
+      CHECK(eps(i, j, k) == m.eps);
+      CHECK(mu(i, j, k) == m.mu);
+      ++checked;
+    }
+  CHECK(checked == 12);
+  CHECK(p.media.block.sigma > 0);  // the loss term is exercised
+}
+
 TEMPLATE_TEST_CASE("non-uniform eps and mu: the discrete energy is conserved to rounding", "[fdtd]",
                    double, float) {
   // The energy weighs each cell's E by its eps and H by its mu (arrays read beside ca, cb, db):
