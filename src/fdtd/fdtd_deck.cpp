@@ -66,7 +66,11 @@ const Schema& fdtd_schema() {
            "gaussian-sine: A exp(-((t-t0)/w)^2) sin(2 pi f (t-t0)); ricker: A (1 - 2 a^2) "
            "exp(-a^2), a = pi f (t-t0)")
            .choices({"gaussian-sine", "ricker"}),
-       Key("source", "amplitude", T::real, "1.0", "A"),
+       Key("source", "amplitude", T::real, "1.0", "A")
+           .min(-1e15)
+           .max(1e15)
+           .because("the problem is linear (scale the results instead); larger values overflow "
+                    "float fields and the energy's squares"),
        Key("source", "frequency", T::real, "0.1", "f (normalised units: c0 = 1)").min_exclusive(0),
        Key("source", "delay", T::real, "20.0", "t0").min(0),
        Key("source", "width", T::real, "8.0", "w (gaussian-sine)").min_exclusive(0)},
