@@ -45,11 +45,19 @@ std::string solver_of(const std::string& path, const std::vector<std::string>& o
   return solvers().count(name) ? name : "laplacian";
 }
 
-int run_command(const std::string& deck_path, std::vector<std::string> overrides, bool overwrite) {
+int run_command(const std::string& deck_path, std::vector<std::string> overrides, bool overwrite,
+                const std::string& restart) {
   if (overwrite) overrides.push_back("output.overwrite=true");
-  const SolverEntry& solver = solvers().at(solver_of(deck_path, overrides));
+  const std::string name = solver_of(deck_path, overrides);
+  const SolverEntry& solver = solvers().at(name);
   const Deck deck = Deck::load(deck_path, overrides, solver.schema());
-  return solver.run(deck, deck_path, RunContext{});
+  if (!restart.empty() && name == "laplacian")
+    throw DeckError(deck_path + ": --restart " + restart +
+                    ": the laplacian solver keeps no state between its timed applications, so it "
+                    "has no checkpoints; allowed: --restart with an fdtd, jacobi or cg deck");
+  RunContext context;
+  context.restart = restart;
+  return solver.run(deck, deck_path, context);
 }
 
 // Under mpirun: every rank's host and device, gathered to rank 0.
@@ -170,6 +178,10 @@ int main(int argc, char* argv[]) {
     run->add_option("deck", deck_path, "TOML input deck")->required();
     run->add_option("overrides", overrides, "section.key=value changes to the deck");
     run->add_flag("--overwrite", overwrite, "Replace an existing run folder (output.overwrite)");
+    std::string restart;
+    run->add_option("--restart", restart,
+                    "Continue from a checkpoint (FDTD, Jacobi, CG: [checkpoint], or a run stopped "
+                    "by a signal); the deck must define the same problem");
     auto* info = app.add_subcommand(
         "info", "Describe Kokkos, the execution space and its limits; measure copy bandwidth");
     SweepOptions sweep_options;
@@ -203,7 +215,7 @@ int main(int argc, char* argv[]) {
 
     try {
       app.parse(static_cast<int>(args.size()), args.data());
-      if (run->parsed()) status = run_command(deck_path, overrides, overwrite);
+      if (run->parsed()) status = run_command(deck_path, overrides, overwrite, restart);
       if (sweep->parsed()) {
         const std::string name =
             solver_of(sweep_options.deck_path, deck_overrides(sweep_options.overrides));

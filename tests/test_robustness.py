@@ -164,9 +164,12 @@ class Robustness(unittest.TestCase):
                 step = summary["interrupted_at_step"]
                 self.assertGreater(step, 0)
                 self.assertTrue(summary["verified"])
-                self.assertTrue(os.path.isfile(os.path.join(folder, f"fdtd_cavity_{step:06d}.h5")))
+                # The stop step's state in a checkpoint (test_restart.py continues one); no step
+                # file off the output cadence.
+                self.assertTrue(os.path.isfile(os.path.join(folder, f"checkpoint_{step:09d}.h5")))
+                self.assertFalse(os.path.exists(os.path.join(folder, f"fdtd_cavity_{step:06d}.h5")))
                 with open(os.path.join(folder, "fdtd_cavity.xdmf")) as f:
-                    self.assertIn(f"fdtd_cavity_{step:06d}.h5", f.read())
+                    self.assertIn("fdtd_cavity_000000.h5", f.read())
                 self.assertFalse([n for n in os.listdir(folder) if ".tmp" in n])
                 self.assertEqual(out.count("stopped       by a signal"), 1)
 
@@ -189,6 +192,9 @@ class Robustness(unittest.TestCase):
         self.assertTrue(summary["interrupted"])
         self.assertFalse(summary["converged"])
         self.assertTrue(os.path.isfile(os.path.join(folder, "history.csv")))
+        stopped = summary["iterations"]
+        self.assertEqual(os.path.basename(summary["checkpoint"]), f"checkpoint_{stopped:09d}.h5")
+        self.assertTrue(os.path.isfile(os.path.join(folder, f"checkpoint_{stopped:09d}.h5")))
         # A sweep stops launching, writes its files from what finished, and resumes later.
         p = self.start(["sweep", deck("laplacian.toml"), f"output.root={self.dir}/s",
                         "sweep.confirm=0", "grid.nx=96", "grid.ny=96", "grid.nz=96",

@@ -33,8 +33,19 @@ class CgSolver {
                     const Decomposition& d = Decomposition::single());
   // Iterates until the error is at most the tolerance or max_iterations are done, calling
   // on_error(k, error) for the error after k = 0, 1, ... iterations.
+  // `from`: where it starts (a checkpoint's solve so far, after restore()) and the checkpoints
+  // on the way.
   SolveResult solve(const CgStop& stop,
-                    const std::function<void(std::int64_t, double)>& on_error = {});
+                    const std::function<void(std::int64_t, double)>& on_error = {},
+                    const SolveContinuation& from = {});
+  // The iteration's state besides u: the residual r, the search direction p (this rank's owned
+  // box, x fastest) and r . r; and a restart's way back into it.
+  struct State {
+    std::vector<T> u, r, p;
+    double rr = 0;
+  };
+  State state_host() const;
+  void restore(const State& state);
   // Recomputed from the current u (CG's recursive residual drifts from it in floating point):
   // ||b - A u|| / (d sqrt(N)) (the error) and ||b - A u|| / ||b||.
   struct Residual {
@@ -55,6 +66,7 @@ class CgSolver {
   PoissonMatrix<T> a_;
   Field<T, KokkosLayout> u_, b_, r_, p_, ap_;
   mutable HaloExchange<T, KokkosLayout> halo_;
+  double rr_ = 0;  // r . r of the current residual
   // x . y over every rank (ghost entries of y are 0).
   double dot(const FlatVector<T>& x, const FlatVector<T>& y) const;
 };

@@ -34,27 +34,34 @@ CgSolver<T, KokkosLayout>::CgSolver(const PoissonProblem& problem, const Decompo
 
 template <class T, class KokkosLayout>
 SolveResult CgSolver<T, KokkosLayout>::solve(
-    const CgStop& stop, const std::function<void(std::int64_t, double)>& on_error) {
+    const CgStop& stop, const std::function<void(std::int64_t, double)>& on_error,
+    const SolveContinuation& from) {
   const auto u = flat(u_), r = flat(r_), p = flat(p_), ap = flat(ap_);
   const double scale = coefficients_.diagonal * std::sqrt(point_count(grid_));
-  halo_.exchange({u_});
-  KokkosSparse::spmv("N", T(1), a_, u, T(0), r);  // r = b - A u (0 at ghost points)
-  KokkosBlas::axpby(T(1), flat(b_), T(-1), r);
-  Kokkos::deep_copy(p, r);
-  double rr = dot(r, r);
-
-  SolveResult result;
-  std::int64_t k = 0;
+  SolveResult result = from.start;
+  std::int64_t k = result.iterations;
+  double& rr = rr_;
   const auto record = [&] {
     result.error = std::sqrt(rr) / scale;
     result.history.push_back({k, result.error});
     if (on_error) on_error(k, result.error);
   };
-  record();
+  if (result.history.empty()) {  // a fresh start; a restart's r, p and r . r are restored
+    halo_.exchange({u_});
+    KokkosSparse::spmv("N", T(1), a_, u, T(0), r);  // r = b - A u (0 at ghost points)
+    KokkosBlas::axpby(T(1), flat(b_), T(-1), r);
+    Kokkos::deep_copy(p, r);
+    rr = dot(r, r);
+    record();
+  }
   while (result.error > stop.tolerance && k < stop.max_iterations) {
     if (k % interrupt_check_every == 0 && interrupt_agreed(comm_)) {
       result.interrupted = true;
       break;
+    }
+    if (from.checkpoint_due(k)) {
+      result.iterations = k;
+      from.checkpoint(result);
     }
     halo_.step({p_}, 0, [&](int) { KokkosSparse::spmv("N", T(1), a_, p, T(0), ap); });
     const T alpha = static_cast<T>(rr / dot(p, ap));
@@ -95,6 +102,21 @@ typename CgSolver<T, KokkosLayout>::Residual CgSolver<T, KokkosLayout>::residual
 template <class T, class KokkosLayout>
 std::vector<T> CgSolver<T, KokkosLayout>::solution_host() const {
   return to_host_x_fastest(u_, grid_, grid_.owned);
+}
+
+template <class T, class KokkosLayout>
+typename CgSolver<T, KokkosLayout>::State CgSolver<T, KokkosLayout>::state_host() const {
+  return {to_host_x_fastest(u_, grid_, grid_.owned), to_host_x_fastest(r_, grid_, grid_.owned),
+          to_host_x_fastest(p_, grid_, grid_.owned), rr_};
+}
+
+template <class T, class KokkosLayout>
+void CgSolver<T, KokkosLayout>::restore(const State& state) {
+  // r's ghost entries stay 0 (dots sum them); p's and u's are refilled by exchanges before use.
+  from_host_x_fastest(u_, grid_, grid_.owned, state.u);
+  from_host_x_fastest(r_, grid_, grid_.owned, state.r);
+  from_host_x_fastest(p_, grid_, grid_.owned, state.p);
+  rr_ = state.rr;
 }
 
 template <class T, class KokkosLayout>

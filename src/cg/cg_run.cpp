@@ -6,6 +6,7 @@
 #include "core/kernel_traits.hpp"
 #include "core/memory.hpp"
 #include "core/report.hpp"
+#include "core/restart.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
 #include "poisson/poisson_deck.hpp"
@@ -32,19 +33,20 @@ CgSetup cg_setup_from_deck(const Deck& deck, const ExecLimits& limits, const int
                          " per rank (more ranks, or a smaller grid)");
   s.stop = {deck.real("cg", "tolerance"), deck.integer("cg", "max_iterations")};
   s.print_every = deck.integer("cg", "print_every");
+  s.checkpoint = checkpoint_config_from_deck(deck);
   s.single_precision = deck.string("run", "precision") == "float";
   s.check_plan = plan_jacobi(
       default_jacobi_kernel(limits, grid, s.layout, IterOrder::automatic, NormStrategy::reduce),
       grid, limits);
   // Five vectors, the operator's rows (7 values and column indices, one row offset per point),
-  // the operator check's and the same-run copy's arrays; the output's copy of u.
+  // the operator check's and the same-run copy's arrays; a checkpoint's copies of u, r and p.
   const double value = s.single_precision ? 4 : 8;
   const double points = static_cast<double>(grid.allocated.size());
   const double device = points * (10 * value + 7 * (value + 4) + 8);
-  check_memory(
-      deck,
-      {device, points * value, device + points * value, "10 vectors and a 7-point sparse matrix"},
-      grid.points, limits);
+  check_memory(deck,
+               {device, 3 * points * value, device + 3 * points * value,
+                "10 vectors and a 7-point sparse matrix"},
+               grid.points, limits);
   return s;
 }
 
@@ -52,11 +54,11 @@ namespace {
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
-              const std::string& deck_path, const RunContext& context) {
+              const std::string& deck_path, const RunContext& context, const Checkpoint* restart) {
   const MPI_Comm world = context.comm;
   Decomposition d = decompose(world, s.mpi.dims, s.mpi.transport);
   MPI_Comm comm = d.comm;
-  const RunFolder folder = open_run_folder(deck, deck_path, comm);
+  const RunFolder folder = open_run_folder(deck, deck_path, comm, restart);
   RunReport report("cg", default_exec_limits(), d.ranks);
   const Grid& g = s.problem.grid;
 
@@ -70,18 +72,42 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
   }
 
   CgSolver<T, KokkosLayout> solver(s.problem, d);
-  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm, context.quiet);
+  SolveContinuation from;
+  if (restart) {
+    const auto read = [&](const char* name) { return restart->read<T>(name, g.points, g.owned); };
+    solver.restore({read("u"), read("r"), read("p"), exact_double(restart->state().at("rr"))});
+    from.start = solve_result_of(restart->state());
+  }
+  CheckpointWriter checkpoints(folder.dir, s.checkpoint, "cg", deck.resolved_toml(), comm);
+  const auto save = [&](const SolveResult& so_far) {
+    const auto state = solver.state_host();
+    nlohmann::json json = solve_state(so_far);
+    json["rr"] = exact_json(state.rr);
+    checkpoints.write(so_far.iterations, json,
+                      {grid_field("u", g, state.u.data(), s.single_precision),
+                       grid_field("r", g, state.r.data(), s.single_precision),
+                       grid_field("p", g, state.p.data(), s.single_precision)});
+  };
+  from.checkpoint_every = checkpoints.enabled() ? s.checkpoint.every : 0;
+  from.checkpoint = save;
+  const PoissonSolve solve =
+      solve_printing(solver, s.stop, s.print_every, comm, context.quiet, from);
+  const SolveResult& result = solve.result;
+  if (checkpoints.enabled() &&
+      (result.interrupted || (s.checkpoint.every > 0 && result.iterations > from.start.iterations)))
+    save(result);
   const auto residual = solver.residual();
 
-  const SolveResult& result = solve.result;
-  const double seconds = global_max(solve.seconds, comm);  // the slowest rank's
-  const double per_iteration_s = result.iterations > 0 ? seconds / result.iterations : 0;
+  const double seconds = global_max(solve.seconds, comm);               // the slowest rank's
+  const std::int64_t done = result.iterations - from.start.iterations;  // by this run
+  const double per_iteration_s = done > 0 ? seconds / static_cast<double>(done) : 0;
   const double bytes = global_sum(solver.bytes_per_iteration(), comm);
   CopyBandwidth copy = measure_copy_bandwidth(g.owned.size(), sizeof(T), 2, 20);
   copy.gbs = global_sum(copy.gbs, comm);
   const double gbs = per_iteration_s > 0 ? bytes / per_iteration_s * 1e-9 : 0;
 
   report.fact("layout", to_string(s.layout));
+  report_checkpoints(report, restart, checkpoints);
   report_solve(report, g, s.single_precision ? "float" : "double",
                "layout " + to_string(s.layout) + ", " +
                    fmt("%.0f", global_sum(double(solver.matrix().nnz()), comm)) + " matrix entries",
@@ -141,9 +167,10 @@ void check_cg_deck(const Deck& deck, MPI_Comm comm) {
 }
 
 int run_cg_deck(const Deck& deck, const std::string& deck_path, const RunContext& context) {
+  const std::optional<Checkpoint> restart = open_restart(deck, context, "cg", cg_schema());
   const CgSetup setup = agreed_cg_setup(deck, context.comm);
   return run_with_types(setup.single_precision, setup.layout, [&](auto types) {
-    return run_typed(types, setup, deck, deck_path, context);
+    return run_typed(types, setup, deck, deck_path, context, restart ? &*restart : nullptr);
   });
 }
 

@@ -19,6 +19,7 @@ struct CgSetup {
   CgStop stop;
   std::int64_t print_every = 10;
   bool single_precision = false;
+  CheckpointConfig checkpoint;
 };
 
 // The run the deck asks for on `limits`; throws DeckError for what the schema alone cannot reject.

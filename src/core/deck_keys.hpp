@@ -189,6 +189,19 @@ inline std::vector<KeySpec> mpi_keys() {
               .choices({"auto", "peer", "mpi"})};
 }
 
+// [checkpoint] every, keep (`unit`: "steps" or "iterations").
+inline std::vector<KeySpec> checkpoint_keys(const std::string& unit) {
+  using T = KeyType;
+  return {Key("checkpoint", "every", T::integer, "0",
+              unit + " between checkpoints in the run folder (checkpoint_<n>.h5: the whole state, "
+                     "for kstencil run --restart FILE); 0 = only when a signal stops the run")
+              .min(0),
+          Key("checkpoint", "keep", T::integer, "2",
+              "how many of the newest checkpoints the run folder keeps")
+              .min(1)
+              .max(1000000)};
+}
+
 // The most points a grid may have: 2^48, 2 PiB per double field (beyond any machine, but not
 // refused for memory here: the run finds out), so that every point and byte count, ghost layers
 // included, fits in 64 bits. `extra` points per axis are added to the deck's nx ny nz (FDTD's

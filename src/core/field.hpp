@@ -51,4 +51,24 @@ std::vector<T> to_host_x_fastest(const Field<T, KokkosLayout>& field, const Grid
   return out;
 }
 
+// The inverse of to_host_x_fastest: `values` (x fastest over `global_box`) into `field`, whose
+// other values stay as they are.
+template <class T, class KokkosLayout>
+void from_host_x_fastest(const Field<T, KokkosLayout>& field, const Grid& grid,
+                         const Box& global_box, const std::vector<T>& values) {
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
+  const Box b = grid.to_local(global_box);
+  const Index3 n = b.extents();
+  Kokkos::parallel_for(
+      "kstencil::from_host_x_fastest",
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<Index>>(0, n[2]),
+      [&](const Index k) {
+        for (Index j = 0; j < n[1]; ++j)
+          for (Index i = 0; i < n[0]; ++i)
+            host(b.lo[0] + i, b.lo[1] + j, b.lo[2] + k) =
+                values[static_cast<std::size_t>(i + n[0] * (j + n[1] * k))];
+      });
+  Kokkos::deep_copy(field, host);
+}
+
 }  // namespace kstencil

@@ -210,12 +210,9 @@ std::string validate_step(std::int64_t step, const std::vector<FieldData>& field
   return {};
 }
 
-void write_step_contents(const H5Context& h5, const H5Handle& file, MPI_Comm comm,
-                         const Attributes& attributes, std::int64_t step, double time,
-                         const std::vector<FieldData>& fields) {
+void write_file_contents(const H5Context& h5, const H5Handle& file, MPI_Comm comm,
+                         const Attributes& attributes, const std::vector<FieldData>& fields) {
   for (const auto& [name, value] : attributes) write_attribute(h5, file.get(), name, value);
-  write_attribute(h5, file.get(), "step", AttributeValue{step});
-  write_attribute(h5, file.get(), "time", AttributeValue{time});
 
   H5Handle dxpl(h5.check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate(dataset transfer)"), H5Pclose);
   h5.check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
@@ -299,8 +296,8 @@ void close_after_failure(const std::string& path, hid_t file, MPI_Comm comm) {
   H5Fclose(file);
 }
 
-void write_step_file(const std::string& path, MPI_Comm comm, const Attributes& attributes,
-                     std::int64_t step, double time, const std::vector<FieldData>& fields) {
+void write_hdf5_file(const std::string& path, MPI_Comm comm, const Attributes& attributes,
+                     const std::vector<FieldData>& fields) {
   const H5Context h5(path);
   H5Handle fapl(h5.check(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate(file access)"), H5Pclose);
   h5.check(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
@@ -312,7 +309,7 @@ void write_step_file(const std::string& path, MPI_Comm comm, const Attributes& a
   fapl.close(h5, "H5Pclose(file access)");
   const hid_t id = file.get();
   try {
-    write_step_contents(h5, file, comm, attributes, step, time, fields);
+    write_file_contents(h5, file, comm, attributes, fields);
     file.close(h5, "H5Fclose");
   } catch (const OutputError&) {
     file.release();
@@ -554,28 +551,21 @@ OutputSeries::OutputSeries(fs::path dir, std::string basename, Attributes attrib
   xdmf_path_ = dir_ / (basename_ + ".xdmf");
 }
 
-void OutputSeries::write_step(std::int64_t step, double time,
-                              const std::vector<FieldData>& fields) {
-  const int rank = rank_of(comm_);
-  const std::string invalid = validate_step(step, fields);
-  agree_on_error(invalid.empty() ? invalid
-                                 : "cannot write step " + std::to_string(step) + " to " +
-                                       dir_.string() + ": " + invalid,
-                 comm_);
-
-  const std::string file = step_file_name(basename_, step);
-  const fs::path final_path = dir_ / file;
+void write_fields_file(const fs::path& final_path, const Attributes& attributes,
+                       const std::vector<FieldData>& fields, MPI_Comm comm) {
+  const int rank = rank_of(comm);
   const fs::path tmp_path = final_path.string() + ".tmp";
   std::uintmax_t bytes = 64 << 10;  // attributes and metadata
   for (const FieldData& f : fields)
     bytes +=
         static_cast<std::uintmax_t>(f.geometry.dims[0] * f.geometry.dims[1] * f.geometry.dims[2]) *
         (f.is_float ? 4 : 8);
-  agree_on_error(rank == 0 ? free_space_problem(dir_, final_path, bytes) : "", comm_);
+  agree_on_error(rank == 0 ? free_space_problem(final_path.parent_path(), final_path, bytes) : "",
+                 comm);
   {
     const Hdf5ErrorPrintingOff quiet;
     try {
-      write_step_file(tmp_path.string(), comm_, attributes_, step, time, fields);
+      write_hdf5_file(tmp_path.string(), comm, attributes, fields);
     } catch (const OutputError&) {
       // HDF5 calls fail alike on every rank (collective, identical arguments).
       if (rank == 0) {
@@ -585,7 +575,7 @@ void OutputSeries::write_step(std::int64_t step, double time,
       throw;
     }
   }
-  MPI_Barrier(comm_);
+  MPI_Barrier(comm);
   std::string error;
   if (rank == 0) {
     std::error_code ec;
@@ -594,13 +584,35 @@ void OutputSeries::write_step(std::int64_t step, double time,
       error =
           "cannot rename " + tmp_path.string() + " to " + final_path.string() + ": " + ec.message();
   }
-  agree_on_error(error, comm_);  // also the barrier after the rename
+  agree_on_error(error, comm);  // also the barrier after the rename
+}
 
-  StepRecord record{step, time, file, {}, {}};
-  for (const FieldData& f : fields) {
-    record.fields.emplace_back(f.name, f.geometry);
-    record.is_float.push_back(f.is_float);
-  }
+void OutputSeries::write_step(std::int64_t step, double time,
+                              const std::vector<FieldData>& fields) {
+  const int rank = rank_of(comm_);
+  const std::string invalid = validate_step(step, fields);
+  agree_on_error(invalid.empty() ? invalid
+                                 : "cannot write step " + std::to_string(step) + " to " +
+                                       dir_.string() + ": " + invalid,
+                 comm_);
+
+  Attributes attributes = attributes_;
+  attributes.emplace_back("step", AttributeValue{step});
+  attributes.emplace_back("time", AttributeValue{time});
+  write_fields_file(dir_ / step_file_name(basename_, step), attributes, fields, comm_);
+  const auto record_of = [&](std::int64_t n, double t) {
+    StepRecord r{n, t, step_file_name(basename_, n), {}, {}};
+    for (const FieldData& f : fields) {
+      r.fields.emplace_back(f.name, f.geometry);
+      r.is_float.push_back(f.is_float);
+    }
+    return r;
+  };
+  // Steps an earlier run wrote (continue_after): the same fields as this one.
+  for (const auto& [earlier, earlier_time] : earlier_)
+    if (earlier != step) steps_.push_back(record_of(earlier, earlier_time));
+  earlier_.clear();
+  StepRecord record = record_of(step, time);
   bool replaced = false;
   for (StepRecord& r : steps_)
     if (r.step == step) {
@@ -609,6 +621,7 @@ void OutputSeries::write_step(std::int64_t step, double time,
     }
   if (!replaced) steps_.push_back(std::move(record));
 
+  std::string error;
   if (rank == 0) {
     try {
       write_xdmf();
@@ -617,6 +630,16 @@ void OutputSeries::write_step(std::int64_t step, double time,
     }
   }
   agree_on_error(error, comm_);
+}
+
+void OutputSeries::continue_after(std::vector<std::pair<std::int64_t, double>> steps) {
+  earlier_ = std::move(steps);
+}
+
+std::vector<std::pair<std::int64_t, double>> OutputSeries::steps_written() const {
+  std::vector<std::pair<std::int64_t, double>> out = earlier_;
+  for (const StepRecord& r : steps_) out.emplace_back(r.step, r.time);
+  return out;
 }
 
 std::vector<fs::path> OutputSeries::step_files() const {

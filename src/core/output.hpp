@@ -65,6 +65,12 @@ struct FieldData {
   bool is_float = false;  // float (4 bytes) or double (8 bytes)
 };
 
+// Writes `fields` (each a dataset of its global dims, this rank's owned box) and the root group's
+// `attributes` to `path` in one HDF5 file, through a temporary name and a rename, after checking
+// the file system's free space. Collective over comm.
+void write_fields_file(const std::filesystem::path& path, const Attributes& attributes,
+                       const std::vector<FieldData>& fields, MPI_Comm comm);
+
 class OutputSeries {
  public:
   // `dir` from prepare_run_directory; files are `<basename>_<step:06d>.h5` and `<basename>.xdmf`.
@@ -74,6 +80,11 @@ class OutputSeries {
   // Collective. Writes one step file with every field as dataset /<name> of shape (nz, ny, nx),
   // then rewrites the XDMF sidecar listing every step written so far.
   void write_step(std::int64_t step, double time, const std::vector<FieldData>& fields);
+  // A run continued from a checkpoint: the XDMF also lists these steps (step, time) an earlier run
+  // wrote into the folder, with the fields of the next write_step.
+  void continue_after(std::vector<std::pair<std::int64_t, double>> steps);
+  // Every step of the series so far (those of continue_after included), for a checkpoint.
+  std::vector<std::pair<std::int64_t, double>> steps_written() const;
   const std::filesystem::path& xdmf_path() const { return xdmf_path_; }
   std::vector<std::filesystem::path> step_files() const;
 
@@ -91,6 +102,7 @@ class OutputSeries {
   MPI_Comm comm_;
   std::filesystem::path xdmf_path_;
   std::vector<StepRecord> steps_;
+  std::vector<std::pair<std::int64_t, double>> earlier_;  // continue_after's, until the next step
   void write_xdmf() const;
 };
 

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/checkpoint.hpp"
 #include "core/deck.hpp"
 #include "core/decomposition.hpp"
 #include "core/exec_space.hpp"
@@ -131,13 +132,25 @@ struct RunFolder {
   std::string name;
   std::filesystem::path dir;  // empty when not enabled
 };
-inline RunFolder open_run_folder(const Deck& deck, const std::string& deck_path, MPI_Comm comm) {
+// A restart from a checkpoint in that folder continues the folder as it is (output.overwrite
+// aside), without the files of steps after the checkpoint's.
+inline RunFolder open_run_folder(const Deck& deck, const std::string& deck_path, MPI_Comm comm,
+                                 const Checkpoint* restart = nullptr) {
   RunFolder folder;
   folder.enabled = deck.boolean("output", "enabled");
   folder.name = run_name_of(deck, deck_path);
-  if (folder.enabled)
-    folder.dir = prepare_run_directory(deck.string("output", "root"), folder.name,
-                                       deck.boolean("output", "overwrite"), comm);
+  if (!folder.enabled) return folder;
+  const std::filesystem::path root = deck.string("output", "root");
+  std::error_code ec;
+  if (restart && std::filesystem::equivalent(std::filesystem::path(restart->path()).parent_path(),
+                                             root / folder.name, ec)) {
+    bool resumed = false;
+    const std::string marker = std::filesystem::path(restart->path()).filename().string();
+    folder.dir = prepare_output_folder(root, folder.name, false, marker, &resumed, comm);
+    forget_after(folder.dir, folder.name, restart->step(), comm);
+    return folder;
+  }
+  folder.dir = prepare_run_directory(root, folder.name, deck.boolean("output", "overwrite"), comm);
   return folder;
 }
 

@@ -17,6 +17,7 @@ struct RunContext {
   bool quiet = false;
   nlohmann::ordered_json* summary = nullptr;  // the run's summary.json facts (every rank)
   std::string* console = nullptr;             // the console summary (rank 0)
+  std::string restart;  // a checkpoint to continue (kstencil run --restart), or empty
 };
 
 // A solver as the commands see it.

@@ -198,6 +198,9 @@ class YeeSolver {
   void run(std::int64_t steps) {
     for (std::int64_t s = 0; s < steps; ++s) step(false);
   }
+  // Continues from a checkpoint: the six components (E at step dt, H at (step - 1/2) dt) over
+  // this rank's component_box, x fastest.
+  void restore(std::int64_t step, const std::vector<std::vector<T>>& components);
   std::int64_t steps_done() const { return step_; }
   double time() const { return step_ * dt_; }
   double dt() const { return dt_; }

@@ -87,6 +87,7 @@ const Schema& fdtd_schema() {
       {Key("output", "every", T::integer, "0",
            "steps between field outputs (E at n dt, H at (n - 1/2) dt); 0 = the last step only")
            .min(0)},
+      checkpoint_keys("steps"),
   });
   return schema;
 }

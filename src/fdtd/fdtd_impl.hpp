@@ -276,6 +276,16 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
 }
 
 template <class T, class KokkosLayout>
+void YeeSolver<T, KokkosLayout>::restore(std::int64_t step,
+                                         const std::vector<std::vector<T>>& components) {
+  // The ghost layers are each half-step's exchange's to fill.
+  for (int c = 0; c < 6; ++c)
+    from_host_x_fastest(c < 3 ? fields_.e[c] : fields_.h[c - 3], grid_, component_box(c),
+                        components[static_cast<std::size_t>(c)]);
+  step_ = step;
+}
+
+template <class T, class KokkosLayout>
 HaloTimes YeeSolver<T, KokkosLayout>::halo_times() const {
   HaloTimes t = halo_e_.times;
   const HaloTimes& h = halo_h_.times;

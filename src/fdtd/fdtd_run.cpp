@@ -13,8 +13,10 @@
 #include "core/memory.hpp"
 #include "core/output.hpp"
 #include "core/report.hpp"
+#include "core/restart.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
+#include "fdtd/fdtd_deck.hpp"
 #include "kstencil/version.hpp"
 
 namespace kstencil {
@@ -107,6 +109,7 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
     p.source = source;
   }
 
+  s.checkpoint = checkpoint_config_from_deck(deck);
   s.probes = deck.real3_list("diagnostics", "probes");
   for (std::size_t i = 0; i < s.probes.size(); ++i)
     for (int d = 0; d < 3; ++d) {
@@ -214,11 +217,13 @@ std::string verification_text(const FdtdVerification& v) {
          ")";
 }
 
-// The six components at step n, as one step of the series.
+// The six components over this rank's part of their lattices (x fastest), as the step files and
+// the checkpoints hold them; `values` keeps them.
 template <class T, class KokkosLayout>
-void write_step(OutputSeries& series, const YeeSolver<T, KokkosLayout>& solver, std::int64_t n) {
+std::vector<FieldData> component_fields(const YeeSolver<T, KokkosLayout>& solver,
+                                        std::vector<std::vector<T>>& values) {
   const FdtdProblem& p = solver.problem();
-  std::vector<std::vector<T>> values(6);
+  values.resize(6);
   std::vector<FieldData> fields;
   for (int c = 0; c < 6; ++c) {
     values[c] = solver.component_host(c);
@@ -226,7 +231,14 @@ void write_step(OutputSeries& series, const YeeSolver<T, KokkosLayout>& solver, 
                                  p.spacing, solver.component_box(c)};
     fields.push_back(FieldData{component_names[c], geometry, values[c].data(), sizeof(T) == 4});
   }
-  series.write_step(n, n * solver.dt(), fields);
+  return fields;
+}
+
+// The six components at step n, as one step of the series.
+template <class T, class KokkosLayout>
+void write_step(OutputSeries& series, const YeeSolver<T, KokkosLayout>& solver, std::int64_t n) {
+  std::vector<std::vector<T>> values;
+  series.write_step(n, n * solver.dt(), component_fields(solver, values));
 }
 
 // What the time loop recorded, and the time of its steps without diagnostics or output.
@@ -239,11 +251,49 @@ struct FdtdHistory {
   std::vector<double> step_s;    // time per step of each timed stretch
 };
 
+// A checkpoint's state besides the fields: its time, the diagnostics so far and the steps written.
+nlohmann::json fdtd_state(double time, const FdtdHistory& h, const OutputSeries* series) {
+  nlohmann::json energy = nlohmann::json::array(), probes = nlohmann::json::array(),
+                 steps = nlohmann::json::array();
+  for (const EnergyRecord& r : h.energy)
+    energy.push_back({r.step, exact_json(r.time), exact_json(r.electric), exact_json(r.magnetic)});
+  for (const ProbeRecord& r : h.probes) {
+    nlohmann::json values = nlohmann::json::array();
+    for (const auto& probe : r.values)
+      for (const double v : probe) values.push_back(exact_json(v));
+    probes.push_back({r.step, exact_json(r.time), values});
+  }
+  if (series)
+    for (const auto& [step, time] : series->steps_written())
+      steps.push_back({step, exact_json(time)});
+  return {
+      {"time", exact_json(time)}, {"energy", energy}, {"probes", probes}, {"output_steps", steps}};
+}
+
+// The diagnostics a checkpoint recorded (fdtd_state), to go on with.
+FdtdHistory fdtd_history_of(const nlohmann::json& state) {
+  FdtdHistory h;
+  for (const auto& r : state.at("energy"))
+    h.energy.push_back({r.at(0).get<std::int64_t>(), exact_double(r.at(1)), exact_double(r.at(2)),
+                        exact_double(r.at(3))});
+  for (const auto& r : state.at("probes")) {
+    ProbeRecord record{r.at(0).get<std::int64_t>(), exact_double(r.at(1)), {}};
+    const auto& values = r.at(2);
+    record.values.resize(values.size() / 6);
+    for (std::size_t n = 0; n < values.size(); ++n)
+      record.values[n / 6][n % 6] = exact_double(values.at(n));
+    h.probes.push_back(std::move(record));
+  }
+  return h;
+}
+
 // Steps to s.steps: energy (and probes) every diagnostics.every steps, the fields into `series`
 // (if any) every output.every steps and at the end; the stretches between are fenced and timed.
+// From the solver's step (0, or a checkpoint's) on; `h` holds the diagnostics before it. A
+// checkpoint at the deck's cadence, at the end (with a cadence) and when a signal stops the run.
 template <class T, class KokkosLayout>
 FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, const Deck& deck,
-                      OutputSeries* series) {
+                      OutputSeries* series, CheckpointWriter& checkpoints, FdtdHistory h) {
   std::vector<std::array<Index3, 6>> probe_at;
   for (const auto& position : s.probes) probe_at.push_back(probe_indices(s.problem, position));
   const std::int64_t output_every = deck.integer("output", "every");
@@ -254,14 +304,20 @@ FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, co
   const auto diagnostics_due = [&](std::int64_t n) {
     return diagnostics_every > 0 && n % diagnostics_every == 0 && n < s.steps;
   };
-  FdtdHistory h;
   // At most 100 steps between the checks for a signal.
   const std::int64_t piece = std::clamp<std::int64_t>((s.steps + 9) / 10, 1, 100);
   Kokkos::Profiling::pushRegion("kstencil::fdtd::steps");
   const MPI_Comm comm = solver.comm();
-  for (std::int64_t n = 0;;) {
-    const bool stop = n < s.steps && n > 0 && interrupt_agreed(comm);
-    if (output_due(n) || (stop && series)) write_step(*series, solver, n);
+  const std::int64_t first = solver.steps_done();
+  for (std::int64_t n = first;;) {
+    const bool stop = n < s.steps && n > first && interrupt_agreed(comm);
+    if (output_due(n)) write_step(*series, solver, n);
+    const bool last = n == s.steps && n > first && s.checkpoint.every > 0;
+    if (checkpoints.due(n, first) || (checkpoints.enabled() && (stop || last))) {
+      std::vector<std::vector<T>> values;
+      checkpoints.write(n, fdtd_state(n * solver.dt(), h, series),
+                        component_fields(solver, values));
+    }
     if (n == s.steps) break;
     if (stop) {
       h.stopped_at = n;
@@ -276,7 +332,8 @@ FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, co
     // A stretch without diagnostics or output, cut into pieces of at most a tenth of the run:
     // about ten timed samples however the deck spaces its diagnostics.
     std::int64_t next = n + 1;
-    while (next < s.steps && next - n < piece && !diagnostics_due(next) && !output_due(next))
+    while (next < s.steps && next - n < piece && !diagnostics_due(next) && !output_due(next) &&
+           !checkpoints.due(next, first))
       ++next;
     Kokkos::fence();
     const auto start = std::chrono::steady_clock::now();
@@ -352,12 +409,12 @@ void report_energy(RunReport& report, const std::vector<EnergyRecord>& energy, b
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
-              const std::string& deck_path, const RunContext& context) {
+              const std::string& deck_path, const RunContext& context, const Checkpoint* restart) {
   const MPI_Comm world = context.comm;
   const ExecLimits limits = default_exec_limits();
   Decomposition d = decompose(world, s.mpi.dims, s.mpi.transport);
   MPI_Comm comm = d.comm;
-  const RunFolder folder = open_run_folder(deck, deck_path, comm);
+  const RunFolder folder = open_run_folder(deck, deck_path, comm, restart);
   RunReport report("fdtd", limits, d.ranks);
   const bool write_fields = folder.enabled && deck.boolean("output", "fields");
   const FdtdProblem& p = s.problem;
@@ -389,7 +446,25 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                               {"program_version", std::string(program_version)},
                               {"deck", deck.resolved_toml()}},
                    comm);
-  const FdtdHistory h = run_steps(solver, s, deck, series ? &*series : nullptr);
+  FdtdHistory before;
+  if (restart) {
+    std::vector<std::vector<T>> components;
+    for (int c = 0; c < 6; ++c)
+      components.push_back(
+          restart->read<T>(component_names[c], component_dims(p, c), solver.component_box(c)));
+    solver.restore(restart->step(), components);
+    before = fdtd_history_of(restart->state());
+    if (series) {
+      std::vector<std::pair<std::int64_t, double>> steps;
+      for (const auto& r : restart->state().at("output_steps"))  // the checkpoint's own is redone
+        if (r.at(0).get<std::int64_t>() < restart->step())
+          steps.emplace_back(r.at(0).get<std::int64_t>(), exact_double(r.at(1)));
+      series->continue_after(steps);
+    }
+  }
+  CheckpointWriter checkpoints(folder.dir, s.checkpoint, "fdtd", deck.resolved_toml(), comm);
+  const FdtdHistory h =
+      run_steps(solver, s, deck, series ? &*series : nullptr, checkpoints, std::move(before));
 
   report.fact("variant", variant)
       .fact("variant_requested", s.requested_variant)
@@ -421,9 +496,14 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   report_energy(report, h.energy, p.source.has_value());
   report.fact("interrupted_at_step",
               h.stopped_at < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(h.stopped_at));
+  report_checkpoints(report, restart, checkpoints);
   if (h.stopped_at >= 0)
-    report.line("stopped", "by a signal at step " + std::to_string(h.stopped_at) + " of " +
-                               std::to_string(s.steps) + " (the fields of that step written)");
+    report.line(
+        "stopped",
+        "by a signal at step " + std::to_string(h.stopped_at) + " of " + std::to_string(s.steps) +
+            (checkpoints.enabled() ? " (its state in " + checkpoints.last().filename().string() +
+                                         ": kstencil run --restart)"
+                                   : std::string(" (no run folder)")));
   report.verification(verification.passed, to_json(verification))
       .fact("deck", deck_path)
       .line("verification", verification_text(verification));
@@ -465,9 +545,11 @@ void check_fdtd_deck(const Deck& deck, MPI_Comm comm) {
 }
 
 int run_fdtd_deck(const Deck& deck, const std::string& deck_path, const RunContext& context) {
+  const std::optional<Checkpoint> restart =
+      open_restart(deck, context, "fdtd", fdtd_schema(), "time", "steps");
   const FdtdSetup setup = agreed_fdtd_setup(deck, context.comm);
   return run_with_types(setup.single_precision, setup.plan.config.layout, [&](auto types) {
-    return run_typed(types, setup, deck, deck_path, context);
+    return run_typed(types, setup, deck, deck_path, context, restart ? &*restart : nullptr);
   });
 }
 

@@ -24,6 +24,7 @@ struct FdtdSetup {
   std::string requested_variant;
   IterOrder requested_iterate = IterOrder::automatic;
   std::vector<Real3> probes;
+  CheckpointConfig checkpoint;
 };
 
 // The run the deck asks for on `limits`. Throws DeckError (naming the key and what is allowed) for

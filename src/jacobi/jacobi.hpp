@@ -91,10 +91,14 @@ class JacobiSolver {
   std::optional<double> iterate(bool norm);
   // Iterates until the error is at most the tolerance or max_iterations are done, calling
   // on_error(iteration, error) for each computed error (the seed's loop, with norm_every).
+  // `from`: where it starts (a checkpoint's solve so far) and the checkpoints on the way.
   SolveResult solve(const JacobiStop& stop,
-                    const std::function<void(std::int64_t, double)>& on_error = {});
+                    const std::function<void(std::int64_t, double)>& on_error = {},
+                    const SolveContinuation& from = {});
   // The current iterate over this rank's owned box, x fastest (host memory).
   std::vector<T> solution_host() const;
+  // Continues from a checkpoint's iterate (this rank's owned box, x fastest).
+  void restore(const std::vector<T>& owned);
   const Grid& grid() const { return grid_; }
   const JacobiPlan& plan() const { return plan_; }
   const HaloExchange<T, KokkosLayout>& halo() const { return halo_; }

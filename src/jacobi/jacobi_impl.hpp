@@ -196,14 +196,20 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
 
 template <class T, class KokkosLayout>
 SolveResult JacobiSolver<T, KokkosLayout>::solve(
-    const JacobiStop& stop, const std::function<void(std::int64_t, double)>& on_error) {
-  SolveResult result;
-  double error = std::numeric_limits<double>::max();
-  std::int64_t iteration = 0;
+    const JacobiStop& stop, const std::function<void(std::int64_t, double)>& on_error,
+    const SolveContinuation& from) {
+  SolveResult result = from.start;
+  double error = result.history.empty() ? std::numeric_limits<double>::max() : result.error;
+  std::int64_t iteration = result.iterations;
   while (error > stop.tolerance && iteration < stop.max_iterations) {
     if (iteration % interrupt_check_every == 0 && interrupt_agreed(comm_)) {
       result.interrupted = true;
       break;
+    }
+    if (from.checkpoint_due(iteration)) {
+      result.iterations = iteration;
+      result.error = error;
+      from.checkpoint(result);
     }
     if (auto e = iterate(iteration % std::max(stop.norm_every, 1) == 0)) {
       error = *e;
@@ -222,6 +228,14 @@ SolveResult JacobiSolver<T, KokkosLayout>::solve(
 template <class T, class KokkosLayout>
 std::vector<T> JacobiSolver<T, KokkosLayout>::solution_host() const {
   return to_host_x_fastest(old_, grid_, grid_.owned);
+}
+
+template <class T, class KokkosLayout>
+void JacobiSolver<T, KokkosLayout>::restore(const std::vector<T>& owned) {
+  // The ghost layers are the next iteration's exchange's to fill; the boundary values, which no
+  // iteration writes, go into both iterates.
+  from_host_x_fastest(old_, grid_, grid_.owned, owned);
+  Kokkos::deep_copy(new_, old_);
 }
 
 template <class T>

@@ -8,6 +8,7 @@
 #include "core/kernel_traits.hpp"
 #include "core/memory.hpp"
 #include "core/report.hpp"
+#include "core/restart.hpp"
 #include "core/run_common.hpp"
 #include "core/timing.hpp"
 #include "poisson/poisson_deck.hpp"
@@ -26,6 +27,7 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
   s.stop = {deck.real("jacobi", "tolerance"), deck.integer("jacobi", "max_iterations"),
             static_cast<int>(deck.integer("jacobi", "norm_every"))};
   s.print_every = deck.integer("jacobi", "print_every");
+  s.checkpoint = checkpoint_config_from_deck(deck);
   s.repeats = static_cast<int>(deck.integer("run", "repeats"));
   s.single_precision = deck.string("run", "precision") == "float";
 
@@ -136,21 +138,39 @@ JacobiVerification verify(const JacobiSetup& s, const Decomposition& d) {
 
 template <class T, class KokkosLayout>
 int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
-              const std::string& deck_path, const RunContext& context) {
+              const std::string& deck_path, const RunContext& context, const Checkpoint* restart) {
   const MPI_Comm world = context.comm;
   Decomposition d = decompose(world, s.mpi.dims, s.mpi.transport);
   MPI_Comm comm = d.comm;
-  const RunFolder folder = open_run_folder(deck, deck_path, comm);
+  const RunFolder folder = open_run_folder(deck, deck_path, comm, restart);
   RunReport report("jacobi", default_exec_limits(), d.ranks);
 
   const JacobiVerification verification = verify<T, KokkosLayout>(s, d);
 
   JacobiSolver<T, KokkosLayout> solver(s.problem, s.plan, d, s.overlap_plans);
-  const PoissonSolve solve = solve_printing(solver, s.stop, s.print_every, comm, context.quiet);
+  const Grid& g = s.problem.grid;
+  SolveContinuation from;
+  if (restart) {
+    solver.restore(restart->read<T>("u", g.points, g.owned));
+    from.start = solve_result_of(restart->state());
+  }
+  CheckpointWriter checkpoints(folder.dir, s.checkpoint, "jacobi", deck.resolved_toml(), comm);
+  const auto save = [&](const SolveResult& so_far) {
+    const std::vector<T> u = solver.solution_host();
+    checkpoints.write(so_far.iterations, solve_state(so_far),
+                      {grid_field("u", g, u.data(), s.single_precision)});
+  };
+  from.checkpoint_every = checkpoints.enabled() ? s.checkpoint.every : 0;
+  from.checkpoint = save;
+  const PoissonSolve solve =
+      solve_printing(solver, s.stop, s.print_every, comm, context.quiet, from);
+  if (checkpoints.enabled() &&
+      (solve.result.interrupted ||
+       (s.checkpoint.every > 0 && solve.result.iterations > from.start.iterations)))
+    save(solve.result);
 
   // Time per iteration with and without the norm, on a fresh solver.
   JacobiSolver<T, KokkosLayout> timed(s.problem, s.plan, d, s.overlap_plans);
-  const Grid& g = s.problem.grid;
   const double points = point_count(g);
   const double bytes = 2 * points * sizeof(T);  // read the old iterate, write the new one
   const SameRunTiming rounds =
@@ -176,6 +196,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       .fact("launch_bounds", kernel.launch_bounds)
       .fact("norm", norm)
       .fact("norm_every", s.stop.norm_every);
+  report_checkpoints(report, restart, checkpoints);
   report_solve(report, g, s.single_precision ? "float" : "double",
                "layout " + to_string(kernel.layout) + ", tile " + format_triple(kernel.tile) +
                    ", launch bounds " + launch_bounds,
@@ -237,9 +258,10 @@ void check_jacobi_deck(const Deck& deck, MPI_Comm comm) {
 }
 
 int run_jacobi_deck(const Deck& deck, const std::string& deck_path, const RunContext& context) {
+  const std::optional<Checkpoint> restart = open_restart(deck, context, "jacobi", jacobi_schema());
   const JacobiSetup setup = agreed_jacobi_setup(deck, context.comm);
   return run_with_types(setup.single_precision, setup.plan.config.layout, [&](auto types) {
-    return run_typed(types, setup, deck, deck_path, context);
+    return run_typed(types, setup, deck, deck_path, context, restart ? &*restart : nullptr);
   });
 }
 

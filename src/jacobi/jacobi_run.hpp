@@ -25,6 +25,7 @@ struct JacobiSetup {
   bool single_precision = false;
   std::string requested_variant;
   IterOrder requested_iterate = IterOrder::automatic;
+  CheckpointConfig checkpoint;
 };
 
 struct JacobiVerification {

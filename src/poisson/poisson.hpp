@@ -53,6 +53,19 @@ struct SolveResult {
   bool interrupted = false;          // stopped early by a signal (core/interrupt.hpp)
 };
 
+// Where a solve starts and what it saves on the way: a restart's iterations, error and history
+// (none: iteration 0), and a checkpoint callback called with the solve so far at every
+// `checkpoint_every`-th iteration after the start (the solver's state is that iteration's).
+struct SolveContinuation {
+  SolveResult start;
+  std::int64_t checkpoint_every = 0;
+  std::function<void(const SolveResult&)> checkpoint;
+  bool checkpoint_due(std::int64_t iteration) const {
+    return checkpoint && checkpoint_every > 0 && iteration > start.iterations &&
+           iteration % checkpoint_every == 0;
+  }
+};
+
 // How often a solve asks whether a signal arrived (a collective: not every cheap iteration).
 constexpr std::int64_t interrupt_check_every = 16;
 

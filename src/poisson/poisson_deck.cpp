@@ -70,6 +70,7 @@ Schema poisson_schema(const std::string& solver) {
        Key("boundary", "z_high", T::real, "0.0", "on the z = last face")},
       mpi_keys(),
       output_keys(),
+      checkpoint_keys("iterations"),
   });
 }
 

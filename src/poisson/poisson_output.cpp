@@ -29,11 +29,32 @@ void report_solve(RunReport& report, const Grid& g, const std::string& precision
                          fmt("%.4g", solve.seconds) + " s");
 }
 
+nlohmann::json solve_state(const SolveResult& result) {
+  nlohmann::json history = nlohmann::json::array();
+  for (const ErrorRecord& r : result.history) history.push_back({r.iteration, exact_json(r.error)});
+  return {
+      {"iterations", result.iterations}, {"error", exact_json(result.error)}, {"history", history}};
+}
+
+SolveResult solve_result_of(const nlohmann::json& state) {
+  SolveResult result;
+  result.iterations = state.at("iterations").get<std::int64_t>();
+  result.error = exact_double(state.at("error"));
+  for (const auto& r : state.at("history"))
+    result.history.push_back({r.at(0).get<std::int64_t>(), exact_double(r.at(1))});
+  return result;
+}
+
+FieldData grid_field(const std::string& name, const Grid& g, const void* values,
+                     bool single_precision) {
+  return {name, FieldGeometry{g.points, g.origin, g.spacing, g.owned}, values, single_precision};
+}
+
 void write_poisson_output(RunReport& report, const Deck& deck, const RunFolder& folder,
                           const PoissonRunOutput& out, MPI_Comm comm) {
   const Grid& g = out.grid;
   const SolveResult& result = *out.result;
-  if (folder.enabled && deck.boolean("output", "fields")) {
+  if (folder.enabled && deck.boolean("output", "fields") && !result.interrupted) {
     Attributes attributes = {{"kernel", out.solver},
                              {"precision", std::string(out.single_precision ? "float" : "double")},
                              {"grid_dims", g.points},
@@ -48,8 +69,7 @@ void write_poisson_output(RunReport& report, const Deck& deck, const RunFolder& 
     attributes.insert(attributes.end(), out.attributes.begin(), out.attributes.end());
     OutputSeries series(folder.dir, folder.name, attributes, comm);
     series.write_step(result.iterations, static_cast<double>(result.iterations),
-                      {FieldData{"u", FieldGeometry{g.points, g.origin, g.spacing, g.owned},
-                                 out.solution, out.single_precision}});
+                      {grid_field("u", g, out.solution, out.single_precision)});
   }
   std::ostringstream history;
   history.precision(17);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/checkpoint.hpp"
 #include "core/deck.hpp"
 #include "core/output.hpp"
 #include "core/report.hpp"
@@ -29,7 +30,7 @@ struct PoissonSolve {
 // never) and then "Success!" or "Failure!" on rank 0, as seed 004 does (nothing when quiet).
 template <class Solver, class Stop>
 PoissonSolve solve_printing(Solver& solver, const Stop& stop, std::int64_t print_every,
-                            MPI_Comm comm, bool quiet) {
+                            MPI_Comm comm, bool quiet, const SolveContinuation& from = {}) {
   int rank = 0;
   MPI_Comm_rank(comm, &rank);
   const bool prints = rank == 0 && !quiet;
@@ -37,17 +38,20 @@ PoissonSolve solve_printing(Solver& solver, const Stop& stop, std::int64_t print
   Kokkos::fence();
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
-  std::int64_t last_iteration = 0;
-  out.result = solver.solve(stop, [&](std::int64_t iteration, double error) {
-    const auto now = std::chrono::steady_clock::now();
-    if (iteration > last_iteration)
-      out.iteration_s.push_back(std::chrono::duration<double>(now - last).count() /
-                                static_cast<double>(iteration - last_iteration));
-    last = now;
-    last_iteration = iteration;
-    if (prints && print_every > 0 && iteration % print_every == 0)
-      std::cout << "Iteration = " << iteration << " error = " << error << std::endl;
-  });
+  std::int64_t last_iteration = from.start.iterations;
+  out.result = solver.solve(
+      stop,
+      [&](std::int64_t iteration, double error) {
+        const auto now = std::chrono::steady_clock::now();
+        if (iteration > last_iteration)
+          out.iteration_s.push_back(std::chrono::duration<double>(now - last).count() /
+                                    static_cast<double>(iteration - last_iteration));
+        last = now;
+        last_iteration = iteration;
+        if (prints && print_every > 0 && iteration % print_every == 0)
+          std::cout << "Iteration = " << iteration << " error = " << error << std::endl;
+      },
+      from);
   Kokkos::fence();
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (prints)
@@ -64,6 +68,14 @@ void report_solve(RunReport& report, const Grid& grid, const std::string& precis
                   const std::string& grid_details, double tolerance, std::int64_t max_iterations,
                   const PoissonSolve& solve);
 
+// A solve's progress as a checkpoint keeps it (iterations, error, history; doubles exact), and
+// back.
+nlohmann::json solve_state(const SolveResult& result);
+SolveResult solve_result_of(const nlohmann::json& state);
+// A grid array of this rank (its owned box, x fastest) as output and checkpoints write it.
+FieldData grid_field(const std::string& name, const Grid& grid, const void* values,
+                     bool single_precision);
+
 struct PoissonRunOutput {
   std::string solver;  // "jacobi" or "cg": the plot's title and the HDF5 "kernel" attribute
   Grid grid;
@@ -73,8 +85,8 @@ struct PoissonRunOutput {
   Attributes attributes;  // solver-specific HDF5 attributes (layout, norm, ...)
 };
 
-// u into the run folder (collective over comm), history.csv and its plot into the report, and the
-// console's "output" line.
+// u into the run folder (collective over comm; not for a solve a signal stopped, whose state the
+// checkpoint holds), history.csv and its plot into the report, and the console's "output" line.
 void write_poisson_output(RunReport& report, const Deck& deck, const RunFolder& folder,
                           const PoissonRunOutput& out, MPI_Comm comm);
 

@@ -433,7 +433,7 @@ class Sweep {
     int status = 0;
     const auto t0 = Clock::now();
     try {
-      status = solver_.run(deck, o_.deck_path, RunContext{comm_, true, &summary, &console});
+      status = solver_.run(deck, o_.deck_path, RunContext{comm_, true, &summary, &console, ""});
     } catch (const DeckError& e) {
       error = std::string("rejected: ") + e.what();
     } catch (const std::exception& e) {
