@@ -83,10 +83,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
     const auto state = solver.state_host();
     nlohmann::json json = solve_state(so_far);
     json["rr"] = exact_json(state.rr);
-    checkpoints.write(so_far.iterations, json,
-                      {grid_field("u", g, state.u.data(), s.single_precision),
-                       grid_field("r", g, state.r.data(), s.single_precision),
-                       grid_field("p", g, state.p.data(), s.single_precision)});
+    checkpoints.write(
+        so_far.iterations, json,
+        std::vector<FieldData>{grid_field("u", g, state.u.data(), s.single_precision),
+                               grid_field("r", g, state.r.data(), s.single_precision),
+                               grid_field("p", g, state.p.data(), s.single_precision)});
   };
   from.checkpoint_every = checkpoints.enabled() ? s.checkpoint.every : 0;
   from.checkpoint = save;

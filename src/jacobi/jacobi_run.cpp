@@ -158,7 +158,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
   const auto save = [&](const SolveResult& so_far) {
     const std::vector<T> u = solver.solution_host();
     checkpoints.write(so_far.iterations, solve_state(so_far),
-                      {grid_field("u", g, u.data(), s.single_precision)});
+                      std::vector<FieldData>{grid_field("u", g, u.data(), s.single_precision)});
   };
   from.checkpoint_every = checkpoints.enabled() ? s.checkpoint.every : 0;
   from.checkpoint = save;

@@ -68,8 +68,9 @@ void write_poisson_output(RunReport& report, const Deck& deck, const RunFolder& 
                              {"deck", deck.resolved_toml()}};
     attributes.insert(attributes.end(), out.attributes.begin(), out.attributes.end());
     OutputSeries series(folder.dir, folder.name, attributes, comm);
-    series.write_step(result.iterations, static_cast<double>(result.iterations),
-                      {grid_field("u", g, out.solution, out.single_precision)});
+    series.write_step(
+        result.iterations, static_cast<double>(result.iterations),
+        std::vector<FieldData>{grid_field("u", g, out.solution, out.single_precision)});
   }
   std::ostringstream history;
   history.precision(17);
