@@ -567,7 +567,8 @@ root = "out"
 
 class JacobiRuns(Workdir):
     def test_classic_deck_prints_the_seeds_output(self):
-        for norm in ("reduce", "reduce-range", "atomic", "kokkos-kernels"):
+        # auto: the host's default strategy (reduce; team on GPUs).
+        for norm in ("reduce", "reduce-range", "atomic", "kokkos-kernels", "team", "auto"):
             r = run(["run", os.path.join(SOURCE, "inputs", "jacobi_1d.toml"),
                      f"output.root={self.dir}", f"jacobi.norm={norm}", "output.overwrite=true",
                      "run.repeats=3"], cwd=self.dir)
@@ -579,7 +580,8 @@ class JacobiRuns(Workdir):
             self.assertEqual(summary["iterations"], 57)
             self.assertTrue(summary["converged"])
             self.assertTrue(summary["verified"])
-            self.assertEqual(summary["norm"], norm)
+            self.assertEqual(summary["norm"], "reduce" if norm == "auto" else norm)
+            self.assertEqual(summary["norm_requested"], norm)
             self.assertGreater(summary["time_per_iteration_s"], 0)
             self.assertIn("norm_share", summary)
             history = np.genfromtxt(os.path.join(folder, "history.csv"), delimiter=",", names=True)

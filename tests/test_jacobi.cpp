@@ -60,8 +60,9 @@ TEMPLATE_TEST_CASE("a linear field is a fixed point of Jacobi in 1D, 2D and 3D",
                    Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   const Index3 shapes[] = {{9, 1, 1}, {7, 6, 1}, {5, 6, 7}};
   for (const auto& n : shapes)
-    for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::reduce_range,
-                              NormStrategy::atomic, NormStrategy::kokkos_kernels}) {
+    for (NormStrategy norm :
+         {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::atomic,
+          NormStrategy::kokkos_kernels, NormStrategy::team}) {
       const PoissonProblem p = linear_problem(n, {0.5, 0.25, 1.0});
       auto solver = make<double, TestType>(p, norm);
       const auto before = solver.solution_host();
@@ -100,7 +101,7 @@ TEST_CASE("a manufactured Poisson solution is recovered at second order", "[jaco
   }
 }
 
-TEST_CASE("the four norm strategies agree, and the iterates are bitwise equal", "[jacobi]") {
+TEST_CASE("the five norm strategies agree, and the iterates are bitwise equal", "[jacobi]") {
   PoissonProblem p;
   p.grid = Grid::whole({13, 11, 9}, {0, 0, 0}, {0.1, 0.2, 0.3});
   p.boundary = [](const Index3& q) { return 1.0 + 0.1 * q[0] - 0.3 * q[2] * q[1]; };
@@ -109,9 +110,11 @@ TEST_CASE("the four norm strategies agree, and the iterates are bitwise equal", 
   auto b = make<double, Kokkos::LayoutLeft>(p, NormStrategy::atomic);
   auto c = make<double, Kokkos::LayoutLeft>(p, NormStrategy::reduce_range);
   auto d = make<double, Kokkos::LayoutLeft>(p, NormStrategy::kokkos_kernels);
+  auto e = make<double, Kokkos::LayoutRight>(p, NormStrategy::team);
   for (int it = 0; it < 20; ++it) {
     const double x = *a.iterate(true), y = *b.iterate(true), z = *c.iterate(true),
-                 w = *d.iterate(true);
+                 w = *d.iterate(true), v = *e.iterate(true);
+    CHECK(std::abs(x - v) <= 1287 * 2.3e-16 * x);
     // Sums of 1287 positive terms in different orders: within 1287 eps relative (+2 eps for
     // Kokkos Kernels, which forms the difference and squares it in T).
     CHECK(std::abs(x - y) <= 1287 * 2.3e-16 * x);
@@ -121,6 +124,7 @@ TEST_CASE("the four norm strategies agree, and the iterates are bitwise equal", 
   CHECK(a.solution_host() == b.solution_host());
   CHECK(a.solution_host() == c.solution_host());
   CHECK(a.solution_host() == d.solution_host());
+  CHECK(a.solution_host() == e.solution_host());
 }
 
 TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host reference bitwise",
@@ -155,12 +159,13 @@ TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host 
   for (IterOrder order : {IterOrder::left, IterOrder::right})
     for (const auto& tile : tiles)
       for (int bound : {0, 128})
-        for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::reduce_range,
-                                  NormStrategy::atomic, NormStrategy::kokkos_kernels}) {
+        for (NormStrategy norm :
+             {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::atomic,
+              NormStrategy::kokkos_kernels, NormStrategy::team}) {
           check(make<T, Kokkos::LayoutLeft>(p, norm, order, tile, bound));
           check(make<T, Kokkos::LayoutRight>(p, norm, order, tile, bound));
         }
-  CHECK(checked == 96);
+  CHECK(checked == 120);
 }
 
 TEST_CASE("seed 004's classic problem prints the seed's history, whatever the layout and norm",
@@ -177,7 +182,7 @@ TEST_CASE("seed 004's classic problem prints the seed's history, whatever the la
   p.grid = Grid::whole({4194304, 1, 1}, {0, 0, 0}, {1, 1, 1});
   p.boundary = [](const Index3& q) { return q[0] == 0 ? 5.0 : 10.0; };
   for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::atomic,
-                            NormStrategy::kokkos_kernels}) {
+                            NormStrategy::kokkos_kernels, NormStrategy::team}) {
     for (bool left : {true, false}) {
       std::ostringstream printed;
       const auto on_error = [&](std::int64_t it, double error) {
@@ -236,6 +241,8 @@ TEST_CASE("each norm strategy launches the kernels it is named for", "[jacobi]")
   CHECK(launches(NormStrategy::reduce_range, true) ==
         List{"reduce kstencil::jacobi::update_reduce_range"});
   CHECK(launches(NormStrategy::atomic, true) == List{"for kstencil::jacobi::update_atomic"});
+  CHECK(launches(NormStrategy::team, true) ==
+        List{"for kstencil::jacobi::update_team", "reduce kstencil::jacobi::team_sums"});
   const List kk = launches(NormStrategy::kokkos_kernels, true);
   INFO("kokkos-kernels launched: " << Catch::Detail::stringify(kk));
   REQUIRE(kk.size() == 3);
@@ -243,7 +250,7 @@ TEST_CASE("each norm strategy launches the kernels it is named for", "[jacobi]")
   CHECK(kk[1].find("for KokkosBlas::update") == 0);
   CHECK(kk[2].find("reduce KokkosBlas::Nrm2") == 0);
   for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::atomic,
-                            NormStrategy::kokkos_kernels})
+                            NormStrategy::kokkos_kernels, NormStrategy::team})
     CHECK(launches(norm, false) == List{"for kstencil::jacobi::update"});
   Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
   Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(nullptr);

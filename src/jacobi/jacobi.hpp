@@ -21,13 +21,17 @@
 namespace kstencil {
 
 enum class NormStrategy {
-  reduce,         // the norm in the update kernel: MDRange parallel_reduce (tile, launch bounds)
-  reduce_range,   // the same over a flat RangePolicy (Kokkos 3.4's MDRange reduce is slow on GPUs)
-  atomic,         // every point atomically adds its square into one global value (seed's baseline)
-  kokkos_kernels  // the update kernel, then KokkosBlas::update (the difference) and
-                  // KokkosBlas::nrm2
+  reduce,          // the norm in the update kernel: MDRange parallel_reduce (tile, launch bounds)
+  reduce_range,    // the same over a flat RangePolicy (Kokkos 3.4's MDRange reduce is slow on GPUs)
+  atomic,          // every point atomically adds its square into one global value (seed's baseline)
+  kokkos_kernels,  // the update kernel, then KokkosBlas::update (the difference) and
+                   // KokkosBlas::nrm2
+  team  // seed 004's hierarchical sum without a global reduction: each team of a TeamPolicy
+        // updates a piece of a row and writes its partial sum; a second kernel adds the parts
 };
 NormStrategy parse_norm_strategy(const std::string& word);
+// jacobi.norm = "auto": the strategy measured fastest on the backend (docs/PERFORMANCE.md, Jacobi).
+NormStrategy default_norm_strategy(const ExecLimits& limits);
 std::string to_string(NormStrategy strategy);
 
 // What a deck (or the backend's default) asks of the update kernel, in the deck's units.
@@ -65,6 +69,12 @@ struct JacobiPlan {
   // reduce-range: the interior per axis x y z (local indices), walked as one flat range.
   std::array<int, 3> box_lo{0, 0, 0}, box_extent{0, 0, 0};
   std::int64_t box_size = 0;
+  // team: `league` teams of `team_size` threads (0: Kokkos::AUTO), each over up to `team_chunk`
+  // points along team_axes[0] (the contiguous axis; team_chunks per row) by `team_march` planes
+  // along team_axes[2] (the slowest), rows along team_axes[1] fastest in the league.
+  std::array<int, 3> team_axes{0, 1, 2};
+  int team_size = 0, team_chunk = 1, team_chunks = 1, team_march = 1;
+  std::int64_t league = 0;
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
 
   std::string describe() const { return mapping.describe(); }  // "policy (i,j,k), Iterate::Left"
@@ -115,6 +125,7 @@ class JacobiSolver {
   void update_part(const JacobiPlan& plan, bool norm, int slot);
   Field<T, KokkosLayout> old_, new_, rhs_;
   Kokkos::View<double*> partial_sums_;  // one per part of an overlapped update (else one)
+  Kokkos::View<double*> team_sums_;     // team: one per team of the largest plan
   typename Kokkos::View<double*>::HostMirror partial_sums_host_;
   Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old
   bool has_rhs_ = false;

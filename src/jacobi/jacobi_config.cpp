@@ -1,4 +1,5 @@
 // The Jacobi kernel's norm strategies, per-backend default configuration and plan.
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/planned_tile.hpp"
@@ -11,6 +12,7 @@ NormStrategy parse_norm_strategy(const std::string& word) {
   if (word == "reduce-range") return NormStrategy::reduce_range;
   if (word == "atomic") return NormStrategy::atomic;
   if (word == "kokkos-kernels") return NormStrategy::kokkos_kernels;
+  if (word == "team") return NormStrategy::team;
   throw std::invalid_argument("unknown norm strategy " + word);
 }
 
@@ -24,8 +26,14 @@ std::string to_string(NormStrategy strategy) {
       return "atomic";
     case NormStrategy::kokkos_kernels:
       return "kokkos-kernels";
+    case NormStrategy::team:
+      return "team";
   }
   return "?";
+}
+
+NormStrategy default_norm_strategy(const ExecLimits& limits) {
+  return limits.gpu ? NormStrategy::team : NormStrategy::reduce;
 }
 
 JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
@@ -55,6 +63,45 @@ JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& g
   return config;
 }
 
+namespace {
+
+// The team strategy's launch: rows along the fields' contiguous axis (the layout's, skipping
+// collapsed axes), cut into pieces a team covers with a few points per thread.
+void plan_teams(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
+  const Index3 n = grid.local_extents();
+  const bool right = plan.config.layout == Layout::right;
+  int fast = right ? 2 : 0;
+  while (n[fast] == 1 && fast != (right ? 0 : 2)) fast += right ? -1 : 1;
+  int next = 0;
+  for (int d : right ? std::array<int, 3>{2, 1, 0} : std::array<int, 3>{0, 1, 2})
+    if (d != fast) plan.team_axes[++next] = d;
+  plan.team_axes[0] = fast;
+  const auto tile = plan.config.tile[fast];
+  plan.team_size = limits.gpu ? static_cast<int>(tile > 0 ? tile : 128) : 0;
+  if (limits.gpu && plan.team_size > limits.max_threads_per_block)
+    plan.problem = "a team of " + std::to_string(plan.team_size) + " threads (kernel.tile along " +
+                   "xyz"[fast] + ") is more than the device's " +
+                   std::to_string(limits.max_threads_per_block);
+  // GPUs: whole rows of up to 8 points per thread, 16 planes per team along the slowest axis;
+  // hosts: long pieces of single rows (a team is one thread there).
+  const std::int64_t row = plan.box_extent[fast];
+  const int per_thread =
+      limits.gpu
+          ? static_cast<int>(std::min<std::int64_t>((row + plan.team_size - 1) / plan.team_size, 8))
+          : 0;
+  plan.team_chunk = limits.gpu ? std::max(per_thread, 1) * plan.team_size : 65536;
+  plan.team_chunks =
+      static_cast<int>(std::max<std::int64_t>((row + plan.team_chunk - 1) / plan.team_chunk, 1));
+  plan.team_march = limits.gpu ? 16 : 1;
+  const std::int64_t slabs =
+      (plan.box_extent[plan.team_axes[2]] + plan.team_march - 1) / plan.team_march;
+  plan.league = plan.box_size == 0
+                    ? 0
+                    : std::int64_t(plan.box_extent[plan.team_axes[1]]) * plan.team_chunks * slabs;
+}
+
+}  // namespace
+
 JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
                        const ExecLimits& limits) {
   return plan_jacobi(config, grid, grid.to_local(owned_interior(grid)), limits);
@@ -82,6 +129,7 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const
       plan_tile(plan.mapping, config.launch_bounds, plan.lower, plan.upper, tile, limits);
   plan.tile = planned.tile;
   plan.problem = planned.problem;
+  if (config.norm == NormStrategy::team) plan_teams(plan, grid, limits);
   return plan;
 }
 

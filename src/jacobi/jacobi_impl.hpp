@@ -87,6 +87,51 @@ struct FlatReduceLoop {
   }
 };
 
+// The team strategy: each team updates a box of `chunk` points along the contiguous axis (its
+// threads side by side) by `march` planes along the slowest axis (each thread walks them one after
+// another, so a plane's values serve as the next one's neighbours from the L1), and writes the
+// box's sum of squared changes: one team reduction per box. SumTeams adds the boxes' sums next.
+template <class T, class KokkosLayout>
+struct TeamNormLoop {
+  using Member = Kokkos::TeamPolicy<>::member_type;
+  Update<T, KokkosLayout> update;
+  Kokkos::View<double*> sums;
+  Kokkos::Array<int, 3> lo, extent, axes;  // the box (x y z) and the team's axes
+  int chunk, chunks, march;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int league = team.league_rank();
+    // Rows along axes[1] fastest, then the pieces of a row, then the slabs along axes[2].
+    const int mid = league % extent[axes[1]];
+    const int rest = league / extent[axes[1]];
+    const int piece = rest % chunks, slab = rest / chunks;
+    const int start = piece * chunk, first = slab * march;
+    const int count = extent[axes[0]] - start < chunk ? extent[axes[0]] - start : chunk;
+    const int planes = extent[axes[2]] - first < march ? extent[axes[2]] - first : march;
+    int base[3];
+    base[axes[0]] = lo[axes[0]] + start;
+    base[axes[1]] = lo[axes[1]] + mid;
+    base[axes[2]] = lo[axes[2]] + first;
+    const int fast = axes[0], slow = axes[2];
+    double sum = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, count),
+        [&](const int q, double& part) {
+          int p[3] = {base[0], base[1], base[2]};
+          p[fast] += q;
+          for (int n = 0; n < planes; ++n, ++p[slow]) part += update(p[0], p[1], p[2]);
+        },
+        sum);
+    if (team.team_rank() == 0) sums(league) = sum;
+  }
+};
+
+struct SumTeams {
+  Kokkos::View<const double*> sums;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t n, double& total) const {
+    total += sums(n);
+  }
+};
+
 }  // namespace jacobi_detail
 
 template <class T, class KokkosLayout>
@@ -110,6 +155,11 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
   partial_sums_ =
       Kokkos::View<double*>("jacobi_norm_parts", std::max<std::size_t>(overlap_plans_.size(), 1));
   partial_sums_host_ = Kokkos::create_mirror_view(partial_sums_);
+  if (plan_.config.norm == NormStrategy::team) {
+    std::int64_t league = plan_.league;
+    for (const JacobiPlan& part : overlap_plans_) league = std::max(league, part.league);
+    team_sums_ = Kokkos::View<double*>("jacobi_team_sums", std::max<std::int64_t>(league, 1));
+  }
   if (plan_.config.norm == NormStrategy::kokkos_kernels)
     difference_ = allocate_field<T, KokkosLayout>("u_new - u_old", grid_);
   const PoissonCoefficients coefficients = poisson_coefficients(grid_);
@@ -133,7 +183,27 @@ void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool nor
                                        !is_collapsed(grid_, 2),
                                        has_rhs_};
   const auto sum = Kokkos::subview(partial_sums_, slot);
-  if (norm && plan.config.norm == NormStrategy::reduce_range) {
+  if (norm && plan.config.norm == NormStrategy::team) {
+    const TeamNormLoop<T, KokkosLayout> loop{
+        update,
+        team_sums_,
+        {plan.box_lo[0], plan.box_lo[1], plan.box_lo[2]},
+        {plan.box_extent[0], plan.box_extent[1], plan.box_extent[2]},
+        {plan.team_axes[0], plan.team_axes[1], plan.team_axes[2]},
+        plan.team_chunk,
+        plan.team_chunks,
+        plan.team_march};
+    const int league = static_cast<int>(plan.league);
+    if (plan.team_size > 0)
+      Kokkos::parallel_for("kstencil::jacobi::update_team",
+                           Kokkos::TeamPolicy<>(league, plan.team_size), loop);
+    else
+      Kokkos::parallel_for("kstencil::jacobi::update_team",
+                           Kokkos::TeamPolicy<>(league, Kokkos::AUTO), loop);
+    Kokkos::parallel_reduce("kstencil::jacobi::team_sums",
+                            Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, plan.league),
+                            SumTeams{team_sums_}, sum);
+  } else if (norm && plan.config.norm == NormStrategy::reduce_range) {
     const auto launch = [&](auto index) {
       using I = decltype(index);
       Kokkos::parallel_reduce("kstencil::jacobi::update_reduce_range",

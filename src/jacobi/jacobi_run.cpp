@@ -33,7 +33,9 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
 
   s.requested_variant = deck.string("kernel", "variant");
   s.requested_iterate = traits.iterate;
-  const NormStrategy norm = parse_norm_strategy(deck.string("jacobi", "norm"));
+  s.requested_norm = deck.string("jacobi", "norm");
+  const NormStrategy norm = s.requested_norm == "auto" ? default_norm_strategy(limits)
+                                                       : parse_norm_strategy(s.requested_norm);
   JacobiKernelConfig kernel;
   if (s.requested_variant == "auto") {
     kernel = default_jacobi_kernel(limits, grid, traits.layout, traits.iterate, norm);
@@ -195,6 +197,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       .fact("tile", kernel.tile)
       .fact("launch_bounds", kernel.launch_bounds)
       .fact("norm", norm)
+      .fact("norm_requested", s.requested_norm)
       .fact("norm_every", s.stop.norm_every);
   report_checkpoints(report, restart, checkpoints);
   report_solve(report, g, s.single_precision ? "float" : "double",

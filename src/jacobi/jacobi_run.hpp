@@ -23,7 +23,7 @@ struct JacobiSetup {
   std::int64_t print_every = 10;
   int repeats = 20;
   bool single_precision = false;
-  std::string requested_variant;
+  std::string requested_variant, requested_norm;
   IterOrder requested_iterate = IterOrder::automatic;
   CheckpointConfig checkpoint;
 };

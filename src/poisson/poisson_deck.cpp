@@ -43,13 +43,17 @@ Schema poisson_schema(const std::string& solver) {
            "print \"Iteration = n error = e\" when n is a multiple of this (and the error was "
            "computed); 0 = never")
            .min(0),
-       Key("jacobi", "norm", T::string, R"("reduce")",
-           "how the error is summed: reduce = Kokkos' hierarchical reduction in the update "
+       Key("jacobi", "norm", T::string, R"("auto")",
+           "how the error is summed: auto = the backend's fastest (team on GPUs, reduce on "
+           "hosts; docs/PERFORMANCE.md); reduce = Kokkos' hierarchical reduction in the update "
            "kernel (MDRange parallel_reduce: tile and launch bounds apply); reduce-range = the "
            "same through a flat RangePolicy; atomic = one atomic add per point into one global "
            "value (the seed's naive baseline); kokkos-kernels = the update kernel, then "
-           "KokkosBlas::update and KokkosBlas::nrm2 on the difference (sums in the field's type)")
-           .choices({"reduce", "reduce-range", "atomic", "kokkos-kernels"})},
+           "KokkosBlas::update and KokkosBlas::nrm2 on the difference (sums in the field's "
+           "type); team = each team of a TeamPolicy updates a piece of a row and writes its sum, "
+           "a second kernel adds the pieces (seed 004's hierarchical sum; kernel.tile along the "
+           "contiguous axis: threads per team)")
+           .choices({"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team"})},
       {Key("cg", "tolerance", T::real, "1e-4",
            "stop when ||b - A u|| / (d sqrt(N)) is at most this: the change one more Jacobi "
            "iteration would make, in [jacobi] tolerance's measure, so equal tolerances compare")
