@@ -24,7 +24,7 @@ export OMP_PLACES ?= threads
 # Debian's interpreter, with matplotlib, for the plots in run folders.
 export KSTENCIL_PYTHON ?= /usr/bin/python3
 
-.PHONY: run test build deps test-deps kokkos-sources bench format clean fuzz
+.PHONY: run test build deps test-deps kokkos-sources bench format clean fuzz sanitize
 
 # `make run` replaces its own earlier run folder (--overwrite); `kstencil run` alone refuses to.
 run: build
@@ -49,10 +49,17 @@ build: deps
 	cmake --build --preset $(PRESET) -j $(JOBS) $(if $(TARGET),--target $(TARGET))
 
 deps: kokkos-sources
-	$(BOOTSTRAP) $(BACKEND)
+	$(BOOTSTRAP) $(BACKEND) $(BOOTSTRAP_FLAGS)
 
 test-deps: kokkos-sources
-	$(BOOTSTRAP) $(BACKEND) --test
+	$(BOOTSTRAP) $(BACKEND) --test $(BOOTSTRAP_FLAGS)
+
+# make test's CTest suite under AddressSanitizer + UndefinedBehaviorSanitizer (BACKEND=openmp or
+# serial, KOKKOS= or 4.6): preset $(PRESET)-sanitize (-O1 -g1) in build/$(PRESET)-sanitize, against
+# Kokkos + Kokkos Kernels built with the same flags into .deps/$(PRESET)-sanitize (bootstrap.sh
+# --sanitize). Run-time options and leak suppressions: tests/sanitize/.
+sanitize:
+	$(MAKE) test PRESET=$(PRESET)-sanitize BOOTSTRAP_FLAGS=--sanitize
 
 kokkos-sources:
 ifneq ($(KOKKOS),)

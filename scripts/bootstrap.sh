@@ -2,9 +2,14 @@
 # Installs what kstencil needs on Debian 12 (bookworm) and builds Kokkos + Kokkos Kernels into
 # .deps/. Idempotent: a second call installs and rebuilds nothing.
 #
-#   scripts/bootstrap.sh <openmp|serial|cuda|hip> [--test]
+#   scripts/bootstrap.sh <openmp|serial|cuda|hip> [--test] [--sanitize]
 #
 # --test also installs what the test suite needs (ParaView, Xvfb, h5py).
+# --sanitize (openmp or serial) builds Kokkos + Kokkos Kernels with AddressSanitizer and
+# UndefinedBehaviorSanitizer (-O1 -g1, shared libraries) into .deps/<backend>-sanitize/, for the
+# preset of that name (`make sanitize`). Shared: a sanitized kstencil does not link against the
+# static Release prefix (the linker fails on Kokkos' thread-local t_tracking_enabled, "TLS
+# transition from R_X86_64_GOTTPOFF to R_X86_64_TPOFF32").
 #
 # By default Kokkos + Kokkos Kernels 3.4.01 come from Debian's trilinos source package and go to
 # .deps/<backend>/. With KOKKOS_SOURCE and KOKKOSKERNELS_SOURCE set to upstream release tarballs
@@ -16,7 +21,17 @@ set -euo pipefail
 
 backend=${1:-openmp}
 want_test=0
-[[ "${2:-}" == "--test" ]] && want_test=1
+sanitize=0
+for arg in "${@:2}"; do
+  case "$arg" in
+  --test) want_test=1 ;;
+  --sanitize) sanitize=1 ;;
+  *)
+    echo "bootstrap: unknown option '$arg' (allowed: --test, --sanitize)" >&2
+    exit 2
+    ;;
+  esac
+done
 root=$(cd "$(dirname "$0")/.." && pwd)
 deps="$root/.deps"
 trilinos_version=13.2.0-4
@@ -28,6 +43,10 @@ openmp | serial | cuda | hip) ;;
   exit 2
   ;;
 esac
+if [[ $sanitize -eq 1 && "$backend" != openmp && "$backend" != serial ]]; then
+  echo "bootstrap: --sanitize is for the host backends (openmp, serial), not '$backend'" >&2
+  exit 2
+fi
 
 # Upstream tarballs instead of Debian's 3.4.01 (both or neither).
 kokkos_tarball=${KOKKOS_SOURCE:-}
@@ -198,9 +217,18 @@ if [[ -n "$kokkos_tarball" ]]; then
 else
   name="$backend"
 fi
+[[ $sanitize -eq 1 ]] && name+="-sanitize"
 prefix="$deps/$name"
 jobs=$(nproc)
-kokkos_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ENABLE_SERIAL=ON
+build_type=(-DCMAKE_BUILD_TYPE=Release)
+if [[ $sanitize -eq 1 ]]; then
+  # The flags of the <backend>-sanitize presets (CMakePresets.json, KSTENCIL_SANITIZE in
+  # CMakeLists.txt), -O1 -g1 without assertions, as shared libraries (see --sanitize above).
+  build_type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+    "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+    -DBUILD_SHARED_LIBS=ON)
+fi
+kokkos_flags=("${build_type[@]}" -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ENABLE_SERIAL=ON
   -DKokkos_ENABLE_TESTS=OFF -DCMAKE_CXX_STANDARD=17)
 compiler=(-DCMAKE_CXX_COMPILER=g++)
 case "$backend" in
@@ -234,7 +262,7 @@ hip)
 esac
 
 # Explicit instantiation off: kstencil instantiates what it uses (default ETI for CUDA takes >30 min).
-kk_flags=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ROOT="$prefix"
+kk_flags=("${build_type[@]}" -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ROOT="$prefix"
   -DKokkosKernels_ADD_DEFAULT_ETI=OFF -DKokkosKernels_ENABLE_TESTS=OFF
   -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_FLOAT=OFF
   -DKokkosKernels_INST_COMPLEX_DOUBLE=OFF -DKokkosKernels_INST_COMPLEX_FLOAT=OFF
@@ -269,7 +297,7 @@ build="$deps/build-$name"
 log="$deps/kokkos-$name.log"
 kk_log="$deps/kokkos-kernels-$name.log"
 rm -rf "$build" "$prefix"
-echo "bootstrap: building Kokkos $version ($backend) into $prefix (log: $log)"
+echo "bootstrap: building Kokkos $version ($name) into $prefix (log: $log)"
 t0=$(date +%s)
 cmake -S "$kokkos_src" -B "$build/kokkos" "${compiler[@]}" "${kokkos_flags[@]}" >"$log"
 cmake --build "$build/kokkos" -j "$jobs" >>"$log"
@@ -283,4 +311,4 @@ t2=$(date +%s)
 rm -rf "$build"
 echo "$configuration" >"$stamp"
 echo "bootstrap: Kokkos Kernels built in $((t2 - t1)) s"
-echo "bootstrap: Kokkos + Kokkos Kernels $version ($backend) installed in $prefix"
+echo "bootstrap: Kokkos + Kokkos Kernels $version ($name) installed in $prefix"
