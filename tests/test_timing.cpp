@@ -1,12 +1,15 @@
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <catch2/catch_test_macros.hpp>
+#include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "arch/streams.hpp"
+#include "core/report.hpp"
 #include "core/timing.hpp"
 
 using namespace kstencil;
@@ -166,4 +169,29 @@ TEST_CASE("summarize: the median, min and max of hand-counted samples", "[timing
   const TimingStats none = summarize({});
   CHECK(none.median_s == 0);
   CHECK(none.samples_s.empty());
+}
+
+TEST_CASE("the phase clock times its phases one after another, and the report lists them",
+          "[timing]") {
+  PhaseClock clock;
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  clock.end("first");
+  clock.end("second");  // at once: close to 0
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  clock.end("third");
+  const auto& p = clock.phases();
+  REQUIRE(p.size() == 3);
+  CHECK(p[0].first == "first");
+  CHECK(p[0].second >= 0.030);
+  CHECK(p[1].second < p[0].second);
+  CHECK(p[2].second >= 0.010);
+  RunReport report("test", default_exec_limits(), 1);
+  report.phases(clock);
+  const auto& phases = report.summary().at("phases_s");
+  std::vector<std::string> names;
+  for (const auto& [name, seconds] : phases.items()) names.push_back(name);
+  CHECK(names == std::vector<std::string>{"first", "second", "third"});
+  CHECK(phases.at("first").get<double>() == p[0].second);
+  CHECK(report.console().find("  wall  ") != std::string::npos);
+  CHECK(report.console().find("s to this report: first 0.0") != std::string::npos);
 }

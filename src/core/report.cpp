@@ -21,6 +21,18 @@ RunReport::RunReport(const std::string& solver, const ExecLimits& limits, const 
               {"program_version", program_version}};
 }
 
+RunReport& RunReport::phases(const PhaseClock& clock) {
+  nlohmann::ordered_json seconds = nlohmann::ordered_json::object();
+  double total = 0;
+  std::string parts;
+  for (const auto& [name, s] : clock.phases()) {
+    seconds[name] = s;
+    total += s;
+    parts += (parts.empty() ? "" : ", ") + name + " " + fmt("%.3g", s);
+  }
+  return fact("phases_s", seconds).line("wall", fmt("%.3g", total) + " s to this report: " + parts);
+}
+
 std::string RunReport::console() const {
   std::size_t width = 0;
   for (const auto& [label, text] : lines_) width = std::max(width, label.size());

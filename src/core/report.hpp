@@ -43,6 +43,8 @@ class RunReport {
                            {"samples", t.samples_s.size()},
                            {"gbs", gbs}});
   }
+  // Fact "phases_s" (seconds per phase, in order) and the console line "wall".
+  RunReport& phases(const PhaseClock& clock);
   // A line of the console summary, "  label  text" with the labels aligned.
   RunReport& line(const std::string& label, const std::string& text) {
     lines_.emplace_back(label, text);

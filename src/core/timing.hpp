@@ -1,8 +1,10 @@
 #pragma once
 // Timing of fenced kernel launches and the same-run copy-bandwidth ceiling.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kstencil {
@@ -40,6 +42,25 @@ struct SameRunTiming {
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
                                      int rounds,
                                      const std::vector<std::function<void()>>& launches);
+
+// Wall-clock seconds of a run's phases one after another (verification, set-up, steps, ...): where
+// a run's time to result goes besides its timed steps. Host time, unfenced: a phase that ends
+// with device work still in flight fences before end().
+class PhaseClock {
+ public:
+  PhaseClock() : last_(std::chrono::steady_clock::now()) {}
+  // The time since the previous end() (or the clock's start) was phase `name`.
+  void end(const std::string& name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_.emplace_back(name, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+  const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
+
+ private:
+  std::chrono::steady_clock::time_point last_;
+  std::vector<std::pair<std::string, double>> phases_;
+};
 
 // The copy ceiling alone (time_with_copy_ceiling without launches).
 CopyBandwidth measure_copy_bandwidth(std::int64_t elements, int element_bytes, int warmup,

@@ -418,10 +418,12 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   RunReport report("fdtd", limits, d.ranks);
   const bool write_fields = folder.enabled && deck.boolean("output", "fields");
   const FdtdProblem& p = s.problem;
+  PhaseClock clock;
 
   Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
   const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(p, s.plan, d, s.overlap_plans);
   Kokkos::Profiling::popRegion();
+  clock.end("verification");
 
   const FdtdKernelConfig& kernel = s.plan.config;
   const std::string variant = to_string(kernel.variant);
@@ -463,8 +465,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
     }
   }
   CheckpointWriter checkpoints(folder.dir, s.checkpoint, "fdtd", deck.resolved_toml(), comm);
+  Kokkos::fence();
+  clock.end("set-up");
   const FdtdHistory h =
       run_steps(solver, s, deck, series ? &*series : nullptr, checkpoints, std::move(before));
+  clock.end("steps");
 
   report.fact("variant", variant)
       .fact("variant_requested", s.requested_variant)
@@ -493,6 +498,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                           (kernel.launch_bounds ? std::to_string(kernel.launch_bounds)
                                                 : std::string("none")));
   report_performance<T>(report, p, solver.nodes(), h, comm);
+  clock.end("ceiling");
   report_energy(report, h.energy, p.source.has_value());
   report.fact("interrupted_at_step",
               h.stopped_at < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(h.stopped_at));
@@ -525,6 +531,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
     report.line("output", folder.dir.string() + "/" +
                               (write_fields ? " (" + folder.name + ".xdmf)" : std::string()));
   describe_halo(report, {d, s.mpi.overlap, solver.halo_path(), solver.halo_times()});
+  report.phases(clock);
   const int status = report.finish(folder, deck, comm, context);
   free_decomposition(d);
   return status;
