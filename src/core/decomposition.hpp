@@ -4,6 +4,7 @@
 // and the deterministic global sums the solvers' norms use (docs/ARCHITECTURE.md).
 #include <mpi.h>
 
+#include <Kokkos_Core.hpp>
 #include <array>
 #include <limits>
 #include <optional>
@@ -87,13 +88,14 @@ MPI_Datatype mpi_type() {
 
 // Collective: on rank 0, every rank's values of its `box` (x fastest) placed into one x-fastest
 // vector over `whole` (boxes must tile it); other ranks get an empty vector. For checks against
-// one-domain references.
+// one-domain references. One rank owning `whole` gets `local` back as it is (no copy); otherwise
+// the planes are placed on the host's threads (a whole grid is gigabytes for a large run).
 template <class T>
-std::vector<T> gather_boxes(const std::vector<T>& local, const Box& box, const Box& whole,
-                            MPI_Comm comm) {
+std::vector<T> gather_boxes(std::vector<T> local, const Box& box, const Box& whole, MPI_Comm comm) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &ranks);
+  if (ranks == 1 && box == whole) return local;
   std::array<long long, 6> mine{box.lo[0], box.lo[1], box.lo[2], box.hi[0], box.hi[1], box.hi[2]};
   std::vector<long long> boxes(rank == 0 ? 6 * static_cast<std::size_t>(ranks) : 0);
   MPI_Gather(mine.data(), 6, MPI_LONG_LONG, boxes.data(), 6, MPI_LONG_LONG, 0, comm);
@@ -118,14 +120,20 @@ std::vector<T> gather_boxes(const std::vector<T>& local, const Box& box, const B
   const Index3 n = whole.extents();
   std::vector<T> out(static_cast<std::size_t>(whole.size()));
   for (int r = 0; r < ranks; ++r) {
-    std::size_t q = static_cast<std::size_t>(offsets[r]);
     const long long* b = &boxes[6 * static_cast<std::size_t>(r)];
-    for (Index k = b[2]; k < b[5]; ++k)
-      for (Index j = b[1]; j < b[4]; ++j)
-        for (Index i = b[0]; i < b[3]; ++i)
-          out[static_cast<std::size_t>((i - whole.lo[0]) +
-                                       n[0] * ((j - whole.lo[1]) + n[1] * (k - whole.lo[2])))] =
-              all[q++];
+    const Index rows = b[4] - b[1], row = b[3] - b[0];
+    Kokkos::parallel_for(
+        "kstencil::gather_boxes",
+        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<Index>>(b[2],
+                                                                                         b[5]),
+        [&](const Index k) {
+          std::size_t q = static_cast<std::size_t>(offsets[r] + (k - b[2]) * rows * row);
+          for (Index j = b[1]; j < b[4]; ++j)
+            for (Index i = b[0]; i < b[3]; ++i)
+              out[static_cast<std::size_t>((i - whole.lo[0]) +
+                                           n[0] * ((j - whole.lo[1]) + n[1] * (k - whole.lo[2])))] =
+                  all[q++];
+        });
   }
   return out;
 }

@@ -3,6 +3,10 @@
 // whole grid, planes on the host's threads), to verify the Kokkos kernels bitwise: it starts from a
 // solver's state (every rank's, gathered on rank 0) and applies the same formulas in the same
 // order.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "fdtd/fdtd.hpp"
@@ -54,11 +58,44 @@ class HostYee {
   std::vector<T> component(int c) const {
     const std::vector<T>& all = c < 3 ? e_[c] : h_[c - 3];
     const Index3 dims = component_dims(p_, c);
-    std::vector<T> out;
-    for (Index k = 0; k < dims[2]; ++k)
+    std::vector<T> out(static_cast<std::size_t>(dims[0] * dims[1] * dims[2]));
+    planes(dims[2], [&](const Index k) {
       for (Index j = 0; j < dims[1]; ++j)
-        for (Index i = 0; i < dims[0]; ++i) out.push_back(all[at(i, j, k)]);
+        for (Index i = 0; i < dims[0]; ++i)
+          out[static_cast<std::size_t>(i + dims[0] * (j + dims[1] * k))] = all[at(i, j, k)];
+    });
     return out;
+  }
+
+  // `values` (component c over its lattice, x fastest) against this state: the largest
+  // difference and how many values differ in any bit (a NaN against itself counts).
+  struct Comparison {
+    double max_diff = 0;
+    std::int64_t mismatches = 0;
+  };
+  Comparison compare(int c, const std::vector<T>& values) const {
+    const std::vector<T>& all = c < 3 ? e_[c] : h_[c - 3];
+    const Index3 dims = component_dims(p_, c);
+    if (values.size() != static_cast<std::size_t>(dims[0] * dims[1] * dims[2]))
+      throw std::invalid_argument("HostYee::compare: values of another lattice");
+    std::vector<Comparison> per_plane(static_cast<std::size_t>(dims[2]));
+    planes(dims[2], [&](const Index k) {
+      Comparison& here = per_plane[static_cast<std::size_t>(k)];
+      std::size_t n = static_cast<std::size_t>(dims[0] * dims[1] * k);
+      for (Index j = 0; j < dims[1]; ++j)
+        for (Index i = 0; i < dims[0]; ++i, ++n) {
+          const T want = all[at(i, j, k)];
+          here.max_diff = std::max(
+              here.max_diff, std::abs(static_cast<double>(values[n]) - static_cast<double>(want)));
+          here.mismatches += values[n] != want;
+        }
+    });
+    Comparison total;
+    for (const Comparison& p : per_plane) {
+      total.max_diff = std::max(total.max_diff, p.max_diff);
+      total.mismatches += p.mismatches;
+    }
+    return total;
   }
 
  private:
@@ -74,6 +111,15 @@ class HostYee {
     return static_cast<std::size_t>(i + nx_ * (j + ny_ * k));
   }
 
+  // plane(k) for k in [0, count) on the host's threads.
+  template <class Plane>
+  static void planes(const Index count, const Plane& plane) {
+    Kokkos::parallel_for(
+        "kstencil::fdtd::reference",
+        Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<Index>>(0, count),
+        plane);
+  }
+
   void step() {
     const Index3& n = p_.cells;
     const T idx = inverse_h_[0], idy = inverse_h_[1], idz = inverse_h_[2];
@@ -84,14 +130,8 @@ class HostYee {
     auto& hy = h_[1];
     auto& hz = h_[2];
     const Index sx = 1, sy = nx_, sz = nx_ * ny_;
-    // Planes on the host's threads: a half-step's points read only the other field.
-    const auto planes = [&](const char* label, const auto& plane) {
-      Kokkos::parallel_for(
-          label,
-          Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<Index>>(0, n[2]),
-          plane);
-    };
-    planes("kstencil::fdtd::reference_h", [&](const Index k) {
+    // A half-step's points read only the other field: its planes are independent.
+    planes(n[2], [&](const Index k) {
       for (Index j = 0; j < n[1]; ++j)
         for (Index i = 0; i < n[0]; ++i) {
           const std::size_t q = at(i, j, k);
@@ -101,7 +141,7 @@ class HostYee {
           hz[q] = hz[q] - db * ((ey[q + sx] - ey[q]) * idx - (ex[q + sy] - ex[q]) * idy);
         }
     });
-    planes("kstencil::fdtd::reference_e", [&](const Index k) {
+    planes(n[2], [&](const Index k) {
       for (Index j = 0; j < n[1]; ++j)
         for (Index i = 0; i < n[0]; ++i) {
           const std::size_t q = at(i, j, k);
