@@ -702,6 +702,10 @@ class JacobiBadDecks(Workdir):
     def test_unknown_norm(self):
         self.expect_error(["jacobi.norm=magic"], "[jacobi] norm", '"reduce"', '"atomic"')
 
+    def test_blocked_norm_needs_a_3d_grid(self):
+        self.expect_error(["jacobi.norm=blocked"], "[jacobi] norm", "one point along z",
+                          '"team" for 1D and 2D grids')
+
 
 if __name__ == "__main__":
     KSTENCIL = os.path.abspath(sys.argv.pop(1))

@@ -105,11 +105,15 @@ class Ranks(unittest.TestCase):
         extra = ["grid.nx=21", "grid.ny=17", "grid.nz=13", "jacobi.max_iterations=80",
                  "jacobi.print_every=10"]
         r1, s1 = self.run_deck(1, "poisson_3d.toml", "one", extra)
-        for ranks, dims, overlap in self.CASES:
-            with self.subTest(ranks=ranks, dims=dims, overlap=overlap):
-                name = "jac%d%s" % (ranks, overlap)
+        # The host's default norm on every case; the blocked kernel (row ends kept only on whole
+        # boxes, not on the parts of an overlapped update) on three.
+        cases = [case + ("auto",) for case in self.CASES] + [
+            case + ("blocked",) for case in self.CASES[:3]]
+        for ranks, dims, overlap, norm in cases:
+            with self.subTest(ranks=ranks, dims=dims, overlap=overlap, norm=norm):
+                name = "jac%d%s%s" % (ranks, overlap, norm)
                 r, s = self.run_deck(ranks, "poisson_3d.toml", name, extra + [
-                    "mpi.dims=" + dims, "mpi.overlap=" + overlap])
+                    "mpi.dims=" + dims, "mpi.overlap=" + overlap, "jacobi.norm=" + norm])
                 # The iterate is bitwise; the printed errors are global sums in rank order.
                 self.assertEqual(s["iterations"], s1["iterations"])
                 self.assert_same_fields("one", name)

@@ -16,6 +16,7 @@
 #include "core/grid.hpp"
 #include "core/halo.hpp"
 #include "core/mapping.hpp"
+#include "laplacian/plan.hpp"
 #include "poisson/poisson.hpp"
 
 namespace kstencil {
@@ -26,12 +27,15 @@ enum class NormStrategy {
   atomic,          // every point atomically adds its square into one global value (seed's baseline)
   kokkos_kernels,  // the update kernel, then KokkosBlas::update (the difference) and
                    // KokkosBlas::nrm2
-  team  // seed 004's hierarchical sum without a global reduction: each team of a TeamPolicy
-        // updates a piece of a row and writes its partial sum; a second kernel adds the parts
+  team,    // seed 004's hierarchical sum without a global reduction: each team of a TeamPolicy
+           // updates a piece of a row and writes its partial sum; a second kernel adds the parts
+  blocked  // the Laplacian's blocked kernel (3D grids): each work item writes the sum over its
+           // register blocks; a second kernel adds the work items' sums (src/jacobi/blocked.hpp)
 };
 NormStrategy parse_norm_strategy(const std::string& word);
-// jacobi.norm = "auto": the strategy measured fastest on the backend (docs/PERFORMANCE.md, Jacobi).
-NormStrategy default_norm_strategy(const ExecLimits& limits);
+// jacobi.norm = "auto": the strategy measured fastest on the backend for the grid's dimension
+// (docs/PERFORMANCE.md, Jacobi).
+NormStrategy default_norm_strategy(const ExecLimits& limits, const Grid& grid);
 std::string to_string(NormStrategy strategy);
 
 // What a deck (or the backend's default) asks of the update kernel, in the deck's units.
@@ -41,6 +45,7 @@ struct JacobiKernelConfig {
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;
   NormStrategy norm = NormStrategy::reduce;
+  int element_bytes = 8;  // of the fields: the blocked kernel's defaults depend on it
 };
 
 struct JacobiStop {
@@ -75,9 +80,14 @@ struct JacobiPlan {
   std::array<int, 3> team_axes{0, 1, 2};
   int team_size = 0, team_chunk = 1, team_chunks = 1, team_march = 1;
   std::int64_t league = 0;
+  // blocked: the Laplacian's blocked plan over the same box (its kernel, tile and launch bounds;
+  // the backend's blocked defaults where the configuration leaves them at 0).
+  std::optional<LaplacianPlan> blocked;
+  bool gpu = false;                    // made for a GPU's limits
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
 
-  std::string describe() const { return mapping.describe(); }  // "policy (i,j,k), Iterate::Left"
+  // "policy (i,j,k), Iterate::Left"; blocked adds its blocks ("...; 8 x 1 points per block ...").
+  std::string describe() const;
 };
 
 // The plan over the grid's owned interior, or over `box` (local indices; a part of an overlapped
@@ -126,9 +136,11 @@ class JacobiSolver {
   Field<T, KokkosLayout> old_, new_, rhs_;
   Kokkos::View<double*> partial_sums_;  // one per part of an overlapped update (else one)
   Kokkos::View<double*> team_sums_;     // team: one per team of the largest plan
+  Kokkos::View<double*> item_sums_;     // blocked: one per work item of the largest plan
   typename Kokkos::View<double*>::HostMirror partial_sums_host_;
   Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old
   bool has_rhs_ = false;
+  std::optional<T> uniform_rhs_;  // f as a scalar (rhs_ then a one-point field)
   T cx_, cy_, cz_, inverse_diagonal_;
 };
 

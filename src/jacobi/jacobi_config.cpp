@@ -13,6 +13,7 @@ NormStrategy parse_norm_strategy(const std::string& word) {
   if (word == "atomic") return NormStrategy::atomic;
   if (word == "kokkos-kernels") return NormStrategy::kokkos_kernels;
   if (word == "team") return NormStrategy::team;
+  if (word == "blocked") return NormStrategy::blocked;
   throw std::invalid_argument("unknown norm strategy " + word);
 }
 
@@ -28,12 +29,17 @@ std::string to_string(NormStrategy strategy) {
       return "kokkos-kernels";
     case NormStrategy::team:
       return "team";
+    case NormStrategy::blocked:
+      return "blocked";
   }
   return "?";
 }
 
-NormStrategy default_norm_strategy(const ExecLimits& limits) {
-  return limits.gpu ? NormStrategy::team : NormStrategy::reduce;
+NormStrategy default_norm_strategy(const ExecLimits& limits, const Grid& grid) {
+  if (!limits.gpu) return NormStrategy::reduce;
+  for (int d = 0; d < 3; ++d)
+    if (is_collapsed(grid, d)) return NormStrategy::team;
+  return NormStrategy::blocked;
 }
 
 JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
@@ -42,7 +48,9 @@ JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& g
   config.layout = layout;
   config.iterate = iterate;
   config.norm = norm;
-  if (limits.gpu) {
+  if (norm == NormStrategy::blocked) {
+    // The Laplacian's blocked defaults (tile, launch bounds) apply: plan_jacobi resolves them.
+  } else if (limits.gpu) {
     int contiguous = 0;
     if (layout == Layout::right)
       for (int d = 2; d >= 0; --d)
@@ -100,7 +108,35 @@ void plan_teams(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
                     : std::int64_t(plan.box_extent[plan.team_axes[1]]) * plan.team_chunks * slabs;
 }
 
+// The blocked strategy's launch: the Laplacian's blocked plan over the same box, row ends stored
+// (with their own values) only where the box is the whole owned interior: a part's row ends may
+// be another part's points.
+void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLimits& limits) {
+  for (int d = 0; d < 3; ++d)
+    if (is_collapsed(grid, d)) {
+      plan.problem = "jacobi.norm = \"blocked\" needs a 3D grid (the grid has one point along " +
+                     std::string(1, "xyz"[d]) + ")";
+      return;
+    }
+  const JacobiKernelConfig& c = plan.config;
+  LaplacianKernelRequest request;
+  request.kernel = LaplacianKernel::blocked;
+  request.iterate = c.iterate;
+  request.tile = c.tile;
+  if (c.launch_bounds > 0) request.launch_bounds = c.launch_bounds;
+  request.zero_row_ends = box == grid.to_local(owned_interior(grid));
+  const LaplacianKernelParams params =
+      resolve_laplacian_params(request, limits, c.layout, grid, c.element_bytes);
+  plan.blocked = plan_laplacian(params, c.layout, c.element_bytes, grid, box, limits);
+  if (plan.blocked->problem) plan.problem = plan.blocked->problem;
+}
+
 }  // namespace
+
+std::string JacobiPlan::describe() const {
+  if (!blocked) return mapping.describe();
+  return blocked->policy_description() + "; " + blocked->details(gpu);
+}
 
 JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,
                        const ExecLimits& limits) {
@@ -129,7 +165,9 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const
       plan_tile(plan.mapping, config.launch_bounds, plan.lower, plan.upper, tile, limits);
   plan.tile = planned.tile;
   plan.problem = planned.problem;
+  plan.gpu = limits.gpu;
   if (config.norm == NormStrategy::team) plan_teams(plan, grid, limits);
+  if (config.norm == NormStrategy::blocked) plan_blocked(plan, grid, box, limits);
   return plan;
 }
 

@@ -13,29 +13,35 @@
 
 #include "core/interrupt.hpp"
 #include "core/policy.hpp"
+#include "jacobi/blocked.hpp"
+#include "jacobi/formula.hpp"
 #include "jacobi/jacobi.hpp"
 
 namespace kstencil {
 namespace jacobi_detail {
 
-// The update of one point; both strategies and the plain iteration share it, so every variant
-// computes the same values.
+// The update of one point for the MDRange, flat and team kernels (the blocked kernel has its own
+// point, src/jacobi/blocked.hpp); all call JacobiFormula, so every variant computes the same
+// values.
 template <class T, class KokkosLayout>
 struct Update {
   Field<const T, KokkosLayout> old_values;
   Field<T, KokkosLayout> new_values;
   Field<const T, KokkosLayout> rhs;
-  T cx, cy, cz, inverse_diagonal;
-  bool use_y, use_z, use_rhs;
+  JacobiFormula<T> formula;
+  T rhs_value;  // f when uniform_rhs (rhs unused)
+  bool uniform_rhs;
 
   KOKKOS_FORCEINLINE_FUNCTION double operator()(const int i, const int j, const int k) const {
-    T sum = (old_values(i - 1, j, k) + old_values(i + 1, j, k)) * cx;
-    if (use_y) sum = sum + (old_values(i, j - 1, k) + old_values(i, j + 1, k)) * cy;
-    if (use_z) sum = sum + (old_values(i, j, k - 1) + old_values(i, j, k + 1)) * cz;
-    if (use_rhs) sum = sum - rhs(i, j, k);
-    const T value = sum * inverse_diagonal;
+    const bool y = formula.use_y, z = formula.use_z;
+    const T old = old_values(i, j, k);
+    const T f = !formula.use_rhs ? T(0) : uniform_rhs ? rhs_value : rhs(i, j, k);
+    const T value =
+        formula(old_values(i - 1, j, k), old_values(i + 1, j, k),
+                y ? old_values(i, j - 1, k) : T(0), y ? old_values(i, j + 1, k) : T(0),
+                z ? old_values(i, j, k - 1) : T(0), z ? old_values(i, j, k + 1) : T(0), f);
     new_values(i, j, k) = value;
-    const double change = static_cast<double>(value) - static_cast<double>(old_values(i, j, k));
+    const double change = static_cast<double>(value) - static_cast<double>(old);
     return change * change;
   }
 };
@@ -90,7 +96,7 @@ struct FlatReduceLoop {
 // The team strategy: each team updates a box of `chunk` points along the contiguous axis (its
 // threads side by side) by `march` planes along the slowest axis (each thread walks them one after
 // another, so a plane's values serve as the next one's neighbours from the L1), and writes the
-// box's sum of squared changes: one team reduction per box. SumTeams adds the boxes' sums next.
+// box's sum of squared changes: one team reduction per box. SumParts adds the boxes' sums next.
 template <class T, class KokkosLayout>
 struct TeamNormLoop {
   using Member = Kokkos::TeamPolicy<>::member_type;
@@ -125,10 +131,31 @@ struct TeamNormLoop {
   }
 };
 
-struct SumTeams {
+// The second stage of team and blocked: the sum of `count` partial sums, each team adding a chunk
+// of them and Kokkos the teams' sums. A team reduction, not a RangePolicy one: Kokkos 3.4 runs a
+// RangePolicy reduction on no more blocks than a block has threads (docs/PERFORMANCE.md).
+struct SumParts {
+  using Member = Kokkos::TeamPolicy<>::member_type;
+  static constexpr std::int64_t chunk = 4096;  // partial sums per team
   Kokkos::View<const double*> sums;
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t n, double& total) const {
-    total += sums(n);
+  std::int64_t count;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, double& total) const {
+    const std::int64_t first = team.league_rank() * chunk;
+    const int n = static_cast<int>(count - first < chunk ? count - first : chunk);
+    double part = 0;
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(team, n), [&](const int q, double& s) { s += sums(first + q); },
+        part);
+    Kokkos::single(Kokkos::PerTeam(team), [&] { total += part; });
+  }
+
+  // Into `total` (a device scalar) without waiting for it.
+  static void launch(const char* label, const Kokkos::View<const double*>& sums,
+                     const std::int64_t count, const Kokkos::View<double>& total) {
+    const std::int64_t league = (count + chunk - 1) / chunk;
+    Kokkos::parallel_reduce(label, Kokkos::TeamPolicy<>(league, Kokkos::AUTO),
+                            SumParts{sums, count}, total);
   }
 };
 
@@ -146,20 +173,30 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
   if (plan_.problem) throw std::invalid_argument("Jacobi plan not valid: " + *plan_.problem);
   if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.points != grid_.points)
     throw std::invalid_argument("Jacobi plan made for other fields");
-  const auto fields = make_poisson_fields<T, KokkosLayout>(problem);
+  const auto fields = make_poisson_fields<T, KokkosLayout>(problem, true);
   old_ = fields.u;
   rhs_ = fields.rhs;
   has_rhs_ = fields.has_rhs;
+  uniform_rhs_ = fields.uniform_rhs;
   new_ = allocate_field<T, KokkosLayout>("u_new", grid_);
   Kokkos::deep_copy(new_, old_);  // the boundary values, which no iteration writes
   partial_sums_ =
       Kokkos::View<double*>("jacobi_norm_parts", std::max<std::size_t>(overlap_plans_.size(), 1));
   partial_sums_host_ = Kokkos::create_mirror_view(partial_sums_);
-  if (plan_.config.norm == NormStrategy::team) {
-    std::int64_t league = plan_.league;
-    for (const JacobiPlan& part : overlap_plans_) league = std::max(league, part.league);
-    team_sums_ = Kokkos::View<double*>("jacobi_team_sums", std::max<std::int64_t>(league, 1));
-  }
+  const auto largest = [&](const auto& count) {
+    std::int64_t most = count(plan_);
+    for (const JacobiPlan& part : overlap_plans_) most = std::max(most, count(part));
+    return std::max<std::int64_t>(most, 1);
+  };
+  if (plan_.config.norm == NormStrategy::team)
+    team_sums_ = Kokkos::View<double*>("jacobi_team_sums",
+                                       largest([](const JacobiPlan& p) { return p.league; }));
+  if (plan_.config.norm == NormStrategy::blocked)
+    item_sums_ = Kokkos::View<double*>(
+        "jacobi_item_sums", largest([](const JacobiPlan& p) {
+          return p.blocked->launch ? jacobi_detail::blocked_items(*p.blocked->launch)
+                                   : std::int64_t(0);
+        }));
   if (plan_.config.norm == NormStrategy::kokkos_kernels)
     difference_ = allocate_field<T, KokkosLayout>("u_new - u_old", grid_);
   const PoissonCoefficients coefficients = poisson_coefficients(grid_);
@@ -172,18 +209,27 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
 template <class T, class KokkosLayout>
 void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool norm, int slot) {
   using namespace jacobi_detail;
-  const Update<T, KokkosLayout> update{old_,
-                                       new_,
-                                       rhs_,
-                                       cx_,
-                                       cy_,
-                                       cz_,
-                                       inverse_diagonal_,
-                                       !is_collapsed(grid_, 1),
-                                       !is_collapsed(grid_, 2),
-                                       has_rhs_};
+  const JacobiFormula<T> formula{cx_,
+                                 cy_,
+                                 cz_,
+                                 inverse_diagonal_,
+                                 !is_collapsed(grid_, 1),
+                                 !is_collapsed(grid_, 2),
+                                 has_rhs_ || uniform_rhs_.has_value()};
+  const T rhs_value = uniform_rhs_.value_or(T(0));
+  const Update<T, KokkosLayout> update{old_,    new_,      rhs_,
+                                       formula, rhs_value, uniform_rhs_.has_value()};
   const auto sum = Kokkos::subview(partial_sums_, slot);
-  if (norm && plan.config.norm == NormStrategy::team) {
+  if (plan.config.norm == NormStrategy::blocked) {
+    if (!plan.blocked->launch) {  // nothing to update: a sum of none
+      if (norm) Kokkos::deep_copy(sum, 0.0);
+      return;
+    }
+    const std::int64_t items = blocked_items(*plan.blocked->launch);
+    launch_blocked_update<T, KokkosLayout>(*plan.blocked, formula, has_rhs_, rhs_, rhs_value, old_,
+                                           new_, norm ? item_sums_ : Kokkos::View<double*>());
+    if (norm) SumParts::launch("kstencil::jacobi::item_sums", item_sums_, items, sum);
+  } else if (norm && plan.config.norm == NormStrategy::team) {
     const TeamNormLoop<T, KokkosLayout> loop{
         update,
         team_sums_,
@@ -200,9 +246,7 @@ void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool nor
     else
       Kokkos::parallel_for("kstencil::jacobi::update_team",
                            Kokkos::TeamPolicy<>(league, Kokkos::AUTO), loop);
-    Kokkos::parallel_reduce("kstencil::jacobi::team_sums",
-                            Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, plan.league),
-                            SumTeams{team_sums_}, sum);
+    SumParts::launch("kstencil::jacobi::team_sums", team_sums_, plan.league, sum);
   } else if (norm && plan.config.norm == NormStrategy::reduce_range) {
     const auto launch = [&](auto index) {
       using I = decltype(index);

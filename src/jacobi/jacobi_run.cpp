@@ -34,7 +34,7 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
   s.requested_variant = deck.string("kernel", "variant");
   s.requested_iterate = traits.iterate;
   s.requested_norm = deck.string("jacobi", "norm");
-  const NormStrategy norm = s.requested_norm == "auto" ? default_norm_strategy(limits)
+  const NormStrategy norm = s.requested_norm == "auto" ? default_norm_strategy(limits, grid)
                                                        : parse_norm_strategy(s.requested_norm);
   JacobiKernelConfig kernel;
   if (s.requested_variant == "auto") {
@@ -46,11 +46,19 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
     kernel.launch_bounds = *traits.launch_bounds;
     kernel.norm = norm;
   }
+  kernel.element_bytes = s.single_precision ? 4 : 8;
   if (norm == NormStrategy::kokkos_kernels && ranks > 1)
     throw deck.error("jacobi", "norm",
                      "Kokkos Kernels' nrm2 sums every stored point, the ghost layers of " +
                          std::to_string(ranks) + " ranks included",
                      "\"reduce\", \"reduce-range\" or \"atomic\" on several ranks");
+  for (int d = 0; d < 3 && norm == NormStrategy::blocked; ++d)
+    if (is_collapsed(grid, d))
+      throw deck.error(
+          "jacobi", "norm",
+          "\"blocked\" updates 3D grids; this grid has one point along " + std::string(1, "xyz"[d]),
+          "\"auto\", \"reduce\", \"reduce-range\", \"atomic\", "
+          "\"kokkos-kernels\" or \"team\" for 1D and 2D grids");
   s.plan = plan_jacobi(kernel, grid, limits);
   if (s.plan.problem) throw tile_error(deck, limits, *s.plan.problem);
   if (ranks > 1 && s.mpi.overlap) {
@@ -187,21 +195,25 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
   const double norm_share = 1 - without_norm.median_s / with_norm.median_s;
   const JacobiKernelConfig& kernel = s.plan.config;
   const std::string norm = to_string(kernel.norm);
-  const std::string launch_bounds =
-      kernel.launch_bounds ? std::to_string(kernel.launch_bounds) : "none";
+  // What runs: blocked's tile and launch bounds are its plan's (the configuration's 0s resolved).
+  const bool blocked = s.plan.blocked && s.plan.blocked->launch;
+  const std::array<std::int64_t, 3> tile =
+      blocked ? to_axis_order(s.plan.blocked->mapping, s.plan.blocked->launch->tile) : kernel.tile;
+  const int bounds = blocked ? s.plan.blocked->params.launch_bounds : kernel.launch_bounds;
+  const std::string launch_bounds = bounds ? std::to_string(bounds) : "none";
 
   report.fact("variant_requested", s.requested_variant)
       .fact("layout", to_string(kernel.layout))
       .fact("iterate", to_string(s.requested_iterate))
       .fact("mapping", s.plan.describe())
-      .fact("tile", kernel.tile)
-      .fact("launch_bounds", kernel.launch_bounds)
+      .fact("tile", tile)
+      .fact("launch_bounds", bounds)
       .fact("norm", norm)
       .fact("norm_requested", s.requested_norm)
       .fact("norm_every", s.stop.norm_every);
   report_checkpoints(report, restart, checkpoints);
   report_solve(report, g, s.single_precision ? "float" : "double",
-               "layout " + to_string(kernel.layout) + ", tile " + format_triple(kernel.tile) +
+               "layout " + to_string(kernel.layout) + ", tile " + format_triple(tile) +
                    ", launch bounds " + launch_bounds,
                s.stop.tolerance, s.stop.max_iterations, solve);
   report.fact("time_per_iteration_s", with_norm.median_s)

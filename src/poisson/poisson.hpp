@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -25,7 +26,10 @@ struct PoissonProblem {
   Grid grid;
   std::function<double(const Index3&)> boundary;  // g at a boundary point
   std::function<double(const Index3&)> rhs;       // f at an interior point; empty = 0 (Laplace)
-  std::function<double(const Index3&)> initial;   // interior start value; empty = 0
+  // f where it is one value at every interior point (rhs then returns it): a solver may keep a
+  // scalar instead of a field, one array less to read per update.
+  std::optional<double> uniform_rhs;
+  std::function<double(const Index3&)> initial;  // interior start value; empty = 0
 };
 
 bool is_collapsed(const Grid& grid, int axis);
@@ -76,18 +80,23 @@ struct PoissonCoefficients {
 PoissonCoefficients poisson_coefficients(const Grid& grid);
 
 // The problem's fields on the default execution space: u holds the boundary values and the start
-// values inside; rhs holds f inside and 0 on the boundary (a one-point field when f is absent).
+// values inside; rhs holds f inside and 0 on the boundary (a one-point field when f is absent, or
+// when it is uniform and `scalar_uniform_rhs`: then uniform_rhs holds it).
 template <class T, class KokkosLayout>
 struct PoissonFields {
   Field<T, KokkosLayout> u, rhs;
   bool has_rhs = false;
+  std::optional<T> uniform_rhs;
 };
 
 template <class T, class KokkosLayout>
-PoissonFields<T, KokkosLayout> make_poisson_fields(const PoissonProblem& problem) {
+PoissonFields<T, KokkosLayout> make_poisson_fields(const PoissonProblem& problem,
+                                                   const bool scalar_uniform_rhs = false) {
   PoissonFields<T, KokkosLayout> fields;
   const Grid& grid = problem.grid;
-  fields.has_rhs = static_cast<bool>(problem.rhs);
+  if (problem.rhs && scalar_uniform_rhs && problem.uniform_rhs)
+    fields.uniform_rhs = static_cast<T>(*problem.uniform_rhs);
+  fields.has_rhs = static_cast<bool>(problem.rhs) && !fields.uniform_rhs;
   fields.u = allocate_field<T, KokkosLayout>("u", grid);
   fields.rhs = allocate_field<T, KokkosLayout>(
       "rhs", fields.has_rhs ? grid : Grid::whole({1, 1, 1}, {}, {}));

@@ -44,16 +44,20 @@ Schema poisson_schema(const std::string& solver) {
            "computed); 0 = never")
            .min(0),
        Key("jacobi", "norm", T::string, R"("auto")",
-           "how the error is summed: auto = the backend's fastest (team on GPUs, reduce on "
-           "hosts; docs/PERFORMANCE.md); reduce = Kokkos' hierarchical reduction in the update "
+           "how the error is summed: auto = the backend's fastest (blocked on GPUs for 3D grids, "
+           "team for 1D and 2D, reduce on hosts; docs/PERFORMANCE.md); reduce = Kokkos' "
+           "hierarchical reduction in the update "
            "kernel (MDRange parallel_reduce: tile and launch bounds apply); reduce-range = the "
            "same through a flat RangePolicy; atomic = one atomic add per point into one global "
            "value (the seed's naive baseline); kokkos-kernels = the update kernel, then "
            "KokkosBlas::update and KokkosBlas::nrm2 on the difference (sums in the field's "
            "type); team = each team of a TeamPolicy updates a piece of a row and writes its sum, "
            "a second kernel adds the pieces (seed 004's hierarchical sum; kernel.tile along the "
-           "contiguous axis: threads per team)")
-           .choices({"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team"})},
+           "contiguous axis: threads per team); blocked (3D grids) = the Laplacian's blocked "
+           "kernel, each work item writes the sum over its register blocks, a second kernel "
+           "adds them (kernel.tile and launch_bounds: 0 takes the Laplacian's blocked defaults)")
+           .choices(
+               {"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team", "blocked"})},
       {Key("cg", "tolerance", T::real, "1e-4",
            "stop when ||b - A u|| / (d sqrt(N)) is at most this: the change one more Jacobi "
            "iteration would make, in [jacobi] tolerance's measure, so equal tolerances compare")
@@ -122,7 +126,10 @@ PoissonProblem poisson_problem_from_deck(const Deck& deck) {
     return 0.0;
   };
   const double rhs = deck.real("poisson", "rhs");
-  if (rhs != 0) problem.rhs = [rhs](const Index3&) { return rhs; };
+  if (rhs != 0) {
+    problem.rhs = [rhs](const Index3&) { return rhs; };
+    problem.uniform_rhs = rhs;
+  }
   const double initial = deck.real("poisson", "initial");
   problem.initial = [initial](const Index3&) { return initial; };
   return problem;

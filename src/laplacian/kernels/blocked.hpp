@@ -37,6 +37,39 @@ struct Divisor {
   }
 };
 
+// What ColumnStencil computes at a point, from its centre and six neighbours (by axis role) and its
+// position (slowest-axis index s, y index j, contiguous index c). A Point also says what a row end
+// stores (given a loader of the row end's own input value), which block shapes m x m_slow are
+// compiled for it (each is a kernel per launch trait: build time) and, where Point::sums, adds
+// each point's contribution to a per-work-item sum and writes it (Jacobi's norm: src/jacobi/).
+// The Laplacian's: f = lap u, 0 at the row ends, no sum.
+template <class T, class KokkosLayout>
+struct LaplacianPoint {
+  StencilCoeffs<T> a;
+  static constexpr bool sums = false;
+  struct Sum {};
+  KOKKOS_FORCEINLINE_FUNCTION T operator()(const T centre, const T s_minus, const T s_plus,
+                                           const T y_minus, const T y_plus, const T c_minus,
+                                           const T c_plus, int, int, int) const {
+    return stencil7_by_role<KokkosLayout>(centre, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus,
+                                          a);
+  }
+  template <class Load>
+  KOKKOS_FORCEINLINE_FUNCTION T row_end(const Load&) const {
+    return T(0);
+  }
+  KOKKOS_FORCEINLINE_FUNCTION void add(Sum&, T, T) const {}
+  KOKKOS_FORCEINLINE_FUNCTION void finish(int, int, int, const Sum&) const {}
+  // The block shapes compiled: every one that does not spill.
+  template <int M, int MS>
+  static constexpr bool compiled() {
+    return M * MS <= max_block_points;
+  }
+  static std::string compiled_shapes() {
+    return "m x m_slow must be at most " + std::to_string(max_block_points);
+  }
+};
+
 // A block of M points along y by MS along the slowest axis per work item (AMD kernel 5, blocked
 // in two directions). The (M + 2) x (MS + 2) centres around the block, corners excepted, are
 // loaded once and serve as neighbours of each other, so a point costs ((M + 2)(MS + 2) - 4) / (M
@@ -48,14 +81,15 @@ struct Divisor {
 // Y parts (kernel 7) run in one launch: the slowest-axis policy index runs part after part, and a
 // GPU schedules that policy dimension last (blockIdx.z), so the parts run in order without a
 // launch's ramp and tail each.
-// zero_row_ends: the work items at c_begin - 1 and c_end (boundary or halo points) store 0, so a
-// warp's stores cover each row's first and last 32-byte sectors whole (a partly written sector
-// costs the L2 a DRAM read; docs/PERFORMANCE.md).
-template <class T, class KokkosLayout, bool Reversed, int M, int MS, bool Streaming>
+// zero_row_ends: the work items at c_begin - 1 and c_end (boundary or halo points) store the
+// Point's row-end value (the Laplacian 0), so a warp's stores cover each row's first and last
+// 32-byte sectors whole (a partly written sector costs the L2 a DRAM read; docs/PERFORMANCE.md).
+template <class T, class KokkosLayout, bool Reversed, int M, int MS, bool Streaming,
+          class Point = LaplacianPoint<T, KokkosLayout>>
 struct ColumnStencil {
   StencilInput<T, KokkosLayout> u;
   StencilOutput<T, KokkosLayout> f;
-  StencilCoeffs<T> a;
+  Point point;
   int j_begin, j_end;   // update range along y
   int s_begin, s_end;   // update range along the slowest axis (x in LayoutRight, z in LayoutLeft)
   int c_begin, c_end;   // update range along the contiguous axis; the policy starts aligned below
@@ -69,12 +103,23 @@ struct ColumnStencil {
   static constexpr bool x_slowest = x_is_slowest<KokkosLayout>();
 
   KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int block, const int p2) const {
+    typename Point::Sum sum{};
+    blocks(p0, block, p2, sum);
+    if constexpr (Point::sums) {
+      const int x_index = Reversed ? p2 : p0;
+      const int z_index = Reversed ? p0 : p2;
+      point.finish(x_slowest ? x_index : z_index, block, x_slowest ? z_index : x_index, sum);
+    }
+  }
+
+  KOKKOS_FORCEINLINE_FUNCTION void blocks(const int p0, const int block, const int p2,
+                                          typename Point::Sum& sum) const {
     const int x_index = Reversed ? p2 : p0;
     const int z_index = Reversed ? p0 : p2;
     const int c = x_slowest ? z_index : x_index;
     const bool row_end = zero_row_ends && (c == c_begin - 1 || c == c_end);
     if (!row_end && (c < c_begin || c >= c_end)) return;
-    // A row end loads around the row's nearest updated point (its result is not stored).
+    // A row end loads around the row's nearest updated point and stores the Point's row-end value.
     const int load_c = row_end ? (c < c_begin ? c_begin : c_end - 1) : c;
     const int slow_item = x_slowest ? x_index : z_index;
     const int part = by_slow_items_per_part.divide(slow_item);
@@ -91,12 +136,12 @@ struct ColumnStencil {
       // Past the end; the last y part may hold fewer blocks than the others (checked here, not
       // before the loop, where it cost the float layout-right body a block per SM).
       if (s0 >= s_end || j0 >= j_end) return;
-      one_block(s0, j0, load_c, c, row_end);
+      one_block(s0, j0, load_c, c, row_end, sum);
     }
   }
 
   KOKKOS_INLINE_FUNCTION void one_block(const int s0, const int j0, const int load_c, const int c,
-                                        const bool row_end) const {
+                                        const bool row_end, typename Point::Sum& sum) const {
     // Rows past the update range are loaded clamped (s_end and j_end are boundary or halo planes,
     // always allocated) and their results dropped. LayoutRight loads through stride offsets from
     // one base pointer (fewer index instructions); LayoutLeft keeps the View's arithmetic, which
@@ -128,20 +173,25 @@ struct ColumnStencil {
         const T centre_here = centre[p + 1][n + 1];
         const T y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
         const T s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];
-        result[p][n] = stencil7_by_role<KokkosLayout>(centre_here, s_minus, s_plus, y_minus, y_plus,
-                                                      c_minus, c_plus, a);
+        result[p][n] =
+            point(centre_here, s_minus, s_plus, y_minus, y_plus, c_minus, c_plus, s, j, load_c);
       }
     }
     for (int p = 0; p < MS; ++p)
       for (int n = 0; n < M; ++n)
-        if (s0 + p < s_end && j0 + n < j_end)
-          store_output<Streaming>(&at_slow_y_contiguous(f, s0 + p, j0 + n, c),
-                                  row_end ? T(0) : result[p][n]);
+        if (s0 + p < s_end && j0 + n < j_end) {
+          if (!row_end) point.add(sum, result[p][n], centre[p + 1][n + 1]);
+          store_output<Streaming>(
+              &at_slow_y_contiguous(f, s0 + p, j0 + n, c),
+              row_end ? point.row_end([&] { return load(s0 + p, j0 + n, c - load_c); })
+                      : result[p][n]);
+        }
   }
 };
 
-template <class T, class KokkosLayout>
-void launch_blocked(const LaplacianPlan& plan, const StencilCoeffs<T>& a,
+// The blocked launch of `plan` computing `point` at every updated point (u -> f).
+template <class T, class KokkosLayout, class Point>
+void launch_blocked(const char* label, const LaplacianPlan& plan, const Point& point,
                     const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
   const LaplacianKernelParams& p = plan.params;
   const LaplacianLaunch& l = *plan.launch;
@@ -156,26 +206,33 @@ void launch_blocked(const LaplacianPlan& plan, const StencilCoeffs<T>& a,
       dispatch_points_per_item(p.m, [&](auto points) {
         dispatch_slow_points_per_item(p.m_slow, [&](auto slow_points) {
           constexpr int M = decltype(points)::value, MS = decltype(slow_points)::value;
-          if constexpr (M * MS > max_block_points) {
-            throw std::invalid_argument("m x m_slow must be at most " +
-                                        std::to_string(max_block_points));
+          if constexpr (!Point::template compiled<M, MS>()) {
+            throw std::invalid_argument(Point::compiled_shapes());
           } else {
             dispatch_store_kind(p.streaming_stores, [&](auto streaming) {
               Kokkos::parallel_for(
-                  "kstencil::laplacian::blocked", policy,
-                  ColumnStencil<T, KokkosLayout, Reversed, M, MS, decltype(streaming)::value>{
-                      u, f, a, static_cast<int>(l.j_begin), static_cast<int>(l.j_end),
-                      static_cast<int>(l.s_begin), static_cast<int>(l.s_end),
-                      static_cast<int>(l.c_begin), static_cast<int>(l.c_end), p.blocks_per_item,
-                      static_cast<int>(l.slow_items_per_part),
-                      static_cast<int>(l.y_blocks_per_part), Divisor(l.slow_items_per_part),
-                      p.zero_row_ends});
+                  label, policy,
+                  ColumnStencil<T, KokkosLayout, Reversed, M, MS, decltype(streaming)::value,
+                                Point>{u, f, point, static_cast<int>(l.j_begin),
+                                       static_cast<int>(l.j_end), static_cast<int>(l.s_begin),
+                                       static_cast<int>(l.s_end), static_cast<int>(l.c_begin),
+                                       static_cast<int>(l.c_end), p.blocks_per_item,
+                                       static_cast<int>(l.slow_items_per_part),
+                                       static_cast<int>(l.y_blocks_per_part),
+                                       Divisor(l.slow_items_per_part), p.zero_row_ends});
             });
           }
         });
       });
     }
   });
+}
+
+template <class T, class KokkosLayout>
+void launch_blocked(const LaplacianPlan& plan, const StencilCoeffs<T>& a,
+                    const Field<const T, KokkosLayout>& u, const Field<T, KokkosLayout>& f) {
+  launch_blocked<T, KokkosLayout>("kstencil::laplacian::blocked", plan,
+                                  LaplacianPoint<T, KokkosLayout>{a}, u, f);
 }
 
 }  // namespace laplacian_kernels
