@@ -22,22 +22,20 @@ Field<T, KokkosLayout> allocate_field(const std::string& label, const Grid& grid
   return field;
 }
 
-// The values of `field` over `global_box` copied to host memory, x fastest (the order output and
-// reference checks use), whatever the field's layout and memory space.
-template <class T, class KokkosLayout>
-std::vector<T> to_host_x_fastest(const Field<T, KokkosLayout>& field, const Grid& grid,
-                                 const Box& global_box) {
-  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
+// The values of `host` (a host copy of a field over the grid's allocated box) over `global_box`
+// into `out`, x fastest (the order output and reference checks use), whatever the layout.
+template <class HostView>
+void copy_x_fastest(const HostView& host, const Grid& grid, const Box& global_box,
+                    typename HostView::non_const_value_type* const out) {
   const Box b = grid.to_local(global_box);
   const Index3 n = b.extents();
-  std::vector<T> out(static_cast<std::size_t>(b.size()));
   // In tiles of x and z, rows of y on the host's threads: reads along either layout's contiguous
   // axis and writes along x both come in runs, where a point-by-point copy of a layout-right field
   // would touch a new cache line for every value.
   constexpr Index tile = 32;
   const Index z_tiles = (n[2] + tile - 1) / tile;
   Kokkos::parallel_for(
-      "kstencil::to_host_x_fastest",
+      "kstencil::copy_x_fastest",
       Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<Index>>(
           0, n[1] * z_tiles),
       [&](const Index q) {
@@ -48,8 +46,56 @@ std::vector<T> to_host_x_fastest(const Field<T, KokkosLayout>& field, const Grid
               out[static_cast<std::size_t>(i + n[0] * (j + n[1] * k))] =
                   host(b.lo[0] + i, b.lo[1] + j, b.lo[2] + k);
       });
+}
+
+// The values of `field` over `global_box` copied to host memory, x fastest, whatever the field's
+// layout and memory space.
+template <class T, class KokkosLayout>
+std::vector<T> to_host_x_fastest(const Field<T, KokkosLayout>& field, const Grid& grid,
+                                 const Box& global_box) {
+  auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), field);
+  std::vector<T> out(static_cast<std::size_t>(global_box.size()));
+  copy_x_fastest(host, grid, global_box, out.data());
   return out;
 }
+
+// Host memory a device copies to and from at the link's full speed: pinned on GPUs (halo faces
+// staged for MPI, host copies of whole fields).
+#if defined(KOKKOS_ENABLE_CUDA)
+using StagingSpace = Kokkos::CudaHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
+using StagingSpace = Kokkos::HIPHostPinnedSpace;
+#elif defined(KOKKOS_ENABLE_HIP)
+using StagingSpace = Kokkos::Experimental::HIPHostPinnedSpace;
+#else
+using StagingSpace = Kokkos::HostSpace;
+#endif
+
+// A host copy of fields of one shape, reused for any number of fields read one after another:
+// one allocation (and page-locking) instead of one per copy. On a host backend the field itself.
+template <class T, class KokkosLayout>
+class HostStaging {
+ public:
+  using View = Kokkos::View<T***, KokkosLayout, StagingSpace>;
+  // `field`'s values in host memory, valid until the next call.
+  const View& read(const Field<T, KokkosLayout>& field) {
+    if constexpr (Kokkos::SpaceAccessibility<
+                      Kokkos::HostSpace,
+                      typename Field<T, KokkosLayout>::memory_space>::accessible) {
+      host_ = field;
+    } else {
+      if (host_.extent(0) != field.extent(0) || host_.extent(1) != field.extent(1) ||
+          host_.extent(2) != field.extent(2))
+        host_ = View(Kokkos::view_alloc(Kokkos::WithoutInitializing, "host_staging"),
+                     field.extent(0), field.extent(1), field.extent(2));
+      Kokkos::deep_copy(host_, field);
+    }
+    return host_;
+  }
+
+ private:
+  View host_;
+};
 
 // The inverse of to_host_x_fastest: `values` (x fastest over `global_box`) into `field`, whose
 // other values stay as they are.

@@ -68,17 +68,6 @@ bool mpi_is_gpu_aware();
 
 namespace halo_detail {
 
-// Host buffers for staged faces: pinned on GPUs, so that copies run at the link's full speed.
-#if defined(KOKKOS_ENABLE_CUDA)
-using StagingSpace = Kokkos::CudaHostPinnedSpace;
-#elif defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
-using StagingSpace = Kokkos::HIPHostPinnedSpace;
-#elif defined(KOKKOS_ENABLE_HIP)
-using StagingSpace = Kokkos::Experimental::HIPHostPinnedSpace;
-#else
-using StagingSpace = Kokkos::HostSpace;
-#endif
-
 // Copies a box of a field to or from a flat buffer in the field's memory order (the contiguous
 // index fastest): consecutive work items touch consecutive addresses on hosts and GPUs alike.
 template <class T, class KokkosLayout, bool Pack>
@@ -145,7 +134,7 @@ template <class T, class KokkosLayout>
 class HaloExchange {
  public:
   using FieldType = Field<T, KokkosLayout>;
-  using Staging = Kokkos::View<T*, halo_detail::StagingSpace>;
+  using Staging = Kokkos::View<T*, StagingSpace>;
 
   HaloExchange(const Grid& grid, const Decomposition& d, HaloSides sides, int fields_per_exchange)
       : comm_(d.comm), gpu_aware_(mpi_is_gpu_aware()) {

@@ -418,10 +418,13 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
   device.run(v.reference_steps);
   host.run(v.reference_steps);
   double mismatches = 0;
+  HostStaging<T, KokkosLayout> staging;
   for (int c = 0; c < 6; ++c) {
-    const auto got = gather_boxes(device.component_host(c), device.component_box(c),
-                                  Box{{0, 0, 0}, component_dims(problem, c)}, d.comm);
-    if (got.empty()) continue;  // not rank 0
+    const auto& fields = device.fields();
+    const auto got = fdtd_reference::gather_whole(
+        c < 3 ? fields.e[c] : fields.h[c - 3], device.nodes(), device.component_box(c),
+        Box{{0, 0, 0}, component_dims(problem, c)}, d.comm, staging);
+    if (got.size() == 0) continue;  // not rank 0
     const auto comparison = host.compare(c, got);
     v.reference_max_diff = std::max(v.reference_max_diff, comparison.max_diff);
     mismatches += static_cast<double>(comparison.mismatches);

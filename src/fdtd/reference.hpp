@@ -1,5 +1,5 @@
 #pragma once
-// An independent host implementation of the Yee update (plain loops over x-fastest vectors over the
+// An independent host implementation of the Yee update (plain loops over x-fastest arrays over the
 // whole grid, planes on the host's threads), to verify the Kokkos kernels bitwise: it starts from a
 // solver's state (every rank's, gathered on rank 0) and applies the same formulas in the same
 // order.
@@ -9,11 +9,47 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/huge_pages.hpp"
 #include "fdtd/fdtd.hpp"
 #include "fdtd/kernels.hpp"
 
 namespace kstencil {
 namespace fdtd_reference {
+
+// Values over a whole grid in host memory, x fastest, first touched on the host's threads.
+template <class T>
+using HostValues = Kokkos::View<T*, Kokkos::HostSpace>;
+
+// Collective: `field`'s values over every rank's `box` (global indices; the boxes tile `whole`), on
+// rank 0 x fastest over `whole`; empty elsewhere. Through `staging`, reused field after field: a
+// grid is gigabytes in a large run, and one rank's copy goes straight into the result.
+template <class T, class KokkosLayout>
+HostValues<T> gather_whole(const Field<T, KokkosLayout>& field, const Grid& grid, const Box& box,
+                           const Box& whole, MPI_Comm comm, HostStaging<T, KokkosLayout>& staging) {
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  const auto& host = staging.read(field);
+  const auto allocate = [&] {
+    return allocate_on_huge_pages<HostValues<T>>("x_fastest",
+                                                 static_cast<std::size_t>(whole.size()));
+  };
+  if (ranks == 1 && box == whole) {
+    HostValues<T> out = allocate();
+    copy_x_fastest(host, grid, box, out.data());
+    return out;
+  }
+  std::vector<T> local(static_cast<std::size_t>(box.size()));
+  copy_x_fastest(host, grid, box, local.data());
+  const std::vector<T> all = gather_boxes(std::move(local), box, whole, comm);
+  if (all.empty()) return {};
+  HostValues<T> out = allocate();
+  Kokkos::parallel_for(
+      "kstencil::fdtd::gathered",
+      Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace, Kokkos::IndexType<std::size_t>>(
+          0, all.size()),
+      [&](const std::size_t n) { out(n) = all[n]; });
+  return out;
+}
 
 template <class T>
 class HostYee {
@@ -23,12 +59,11 @@ class HostYee {
   explicit HostYee(const YeeSolver<T, KokkosLayout>& solver)
       : p_(solver.problem()), dt_(solver.dt()), step_(solver.steps_done()) {
     const Grid& nodes = solver.nodes();
-    const Box all = nodes.global();
     nx_ = nodes.points[0];
     ny_ = nodes.points[1];
+    HostStaging<T, KokkosLayout> staging;
     const auto whole = [&](const Field<T, KokkosLayout>& f) {
-      return gather_boxes(to_host_x_fastest(f, nodes, nodes.owned), nodes.owned, all,
-                          solver.comm());
+      return gather_whole(f, nodes, nodes.owned, nodes.global(), solver.comm(), staging);
     };
     const auto& f = solver.fields();
     for (int c = 0; c < 3; ++c) {
@@ -50,13 +85,13 @@ class HostYee {
   }
 
   void run(std::int64_t steps) {
-    if (e_[0].empty()) return;  // not rank 0
+    if (e_[0].size() == 0) return;  // not rank 0
     for (std::int64_t s = 0; s < steps; ++s) step();
   }
 
   // Component c (0-5) over its lattice, x fastest.
   std::vector<T> component(int c) const {
-    const std::vector<T>& all = c < 3 ? e_[c] : h_[c - 3];
+    const T* const all = (c < 3 ? e_[c] : h_[c - 3]).data();
     const Index3 dims = component_dims(p_, c);
     std::vector<T> out(static_cast<std::size_t>(dims[0] * dims[1] * dims[2]));
     planes(dims[2], [&](const Index k) {
@@ -73,8 +108,8 @@ class HostYee {
     double max_diff = 0;
     std::int64_t mismatches = 0;
   };
-  Comparison compare(int c, const std::vector<T>& values) const {
-    const std::vector<T>& all = c < 3 ? e_[c] : h_[c - 3];
+  Comparison compare(int c, const HostValues<T>& values) const {
+    const T* const all = (c < 3 ? e_[c] : h_[c - 3]).data();
     const Index3 dims = component_dims(p_, c);
     if (values.size() != static_cast<std::size_t>(dims[0] * dims[1] * dims[2]))
       throw std::invalid_argument("HostYee::compare: values of another lattice");
@@ -104,7 +139,7 @@ class HostYee {
   std::int64_t step_;
   Index nx_ = 0, ny_ = 0;
   bool arrays_ = false;
-  std::vector<T> e_[3], h_[3], ca_, cb_, db_;
+  HostValues<T> e_[3], h_[3], ca_, cb_, db_;
   T ca0_, cb0_, db0_, inverse_h_[3];
 
   std::size_t at(Index i, Index j, Index k) const {
@@ -123,19 +158,22 @@ class HostYee {
   void step() {
     const Index3& n = p_.cells;
     const T idx = inverse_h_[0], idy = inverse_h_[1], idz = inverse_h_[2];
-    auto& ex = e_[0];
-    auto& ey = e_[1];
-    auto& ez = e_[2];
-    auto& hx = h_[0];
-    auto& hy = h_[1];
-    auto& hz = h_[2];
+    T* const ex = e_[0].data();
+    T* const ey = e_[1].data();
+    T* const ez = e_[2].data();
+    T* const hx = h_[0].data();
+    T* const hy = h_[1].data();
+    T* const hz = h_[2].data();
+    const T* const ca_all = ca_.data();
+    const T* const cb_all = cb_.data();
+    const T* const db_all = db_.data();
     const Index sx = 1, sy = nx_, sz = nx_ * ny_;
     // A half-step's points read only the other field: its planes are independent.
     planes(n[2], [&](const Index k) {
       for (Index j = 0; j < n[1]; ++j)
         for (Index i = 0; i < n[0]; ++i) {
           const std::size_t q = at(i, j, k);
-          const T db = arrays_ ? db_[q] : db0_;
+          const T db = arrays_ ? db_all[q] : db0_;
           hx[q] = hx[q] - db * ((ez[q + sy] - ez[q]) * idy - (ey[q + sz] - ey[q]) * idz);
           hy[q] = hy[q] - db * ((ex[q + sz] - ex[q]) * idz - (ez[q + sx] - ez[q]) * idx);
           hz[q] = hz[q] - db * ((ey[q + sx] - ey[q]) * idx - (ex[q + sy] - ex[q]) * idy);
@@ -145,8 +183,8 @@ class HostYee {
       for (Index j = 0; j < n[1]; ++j)
         for (Index i = 0; i < n[0]; ++i) {
           const std::size_t q = at(i, j, k);
-          const T ca = arrays_ ? ca_[q] : ca0_;
-          const T cb = arrays_ ? cb_[q] : cb0_;
+          const T ca = arrays_ ? ca_all[q] : ca0_;
+          const T cb = arrays_ ? cb_all[q] : cb0_;
           if (j > 0 && k > 0)
             ex[q] = ca * ex[q] + cb * ((hz[q] - hz[q - sy]) * idy - (hy[q] - hy[q - sz]) * idz);
           if (i > 0 && k > 0)
@@ -159,8 +197,8 @@ class HostYee {
       const PointSource& s = *p_.source;
       const T current = static_cast<T>(s.value((static_cast<double>(step_) + 0.5) * dt_));
       const std::size_t q = at(s.index[0], s.index[1], s.index[2]);
-      const T cb = arrays_ ? cb_[q] : cb0_;
-      e_[s.component][q] = e_[s.component][q] - cb * current;
+      const T cb = arrays_ ? cb_(q) : cb0_;
+      e_[s.component](q) = e_[s.component](q) - cb * current;
     }
     ++step_;
   }
