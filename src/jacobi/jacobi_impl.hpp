@@ -131,31 +131,20 @@ struct TeamNormLoop {
   }
 };
 
-// The second stage of team and blocked: the sum of `count` partial sums, each team adding a chunk
-// of them and Kokkos the teams' sums. A team reduction, not a RangePolicy one: Kokkos 3.4 runs a
-// RangePolicy reduction on no more blocks than a block has threads (docs/PERFORMANCE.md).
+// The second stage of team and blocked: the sum of the partial sums. A RangePolicy reduction: a
+// TeamPolicy one (each team a chunk of the sums) measured slower on H100 with Kokkos 3.4
+// (docs/perf/LOG.md).
 struct SumParts {
-  using Member = Kokkos::TeamPolicy<>::member_type;
-  static constexpr std::int64_t chunk = 4096;  // partial sums per team
   Kokkos::View<const double*> sums;
-  std::int64_t count;
-
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& team, double& total) const {
-    const std::int64_t first = team.league_rank() * chunk;
-    const int n = static_cast<int>(count - first < chunk ? count - first : chunk);
-    double part = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, n), [&](const int q, double& s) { s += sums(first + q); },
-        part);
-    Kokkos::single(Kokkos::PerTeam(team), [&] { total += part; });
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t n, double& total) const {
+    total += sums(n);
   }
 
   // Into `total` (a device scalar) without waiting for it.
   static void launch(const char* label, const Kokkos::View<const double*>& sums,
                      const std::int64_t count, const Kokkos::View<double>& total) {
-    const std::int64_t league = (count + chunk - 1) / chunk;
-    Kokkos::parallel_reduce(label, Kokkos::TeamPolicy<>(league, Kokkos::AUTO),
-                            SumParts{sums, count}, total);
+    Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, count),
+                            SumParts{sums}, total);
   }
 };
 
