@@ -49,14 +49,16 @@ struct BlockedPoint {
     item_sums((static_cast<std::int64_t>(slow_item) * y_blocks + block) * c_items + c - c_lower) =
         sum;
   }
-  // The Laplacian's blocked defaults (8 x 1; float layout right 4 x 2), the only shapes a deck
-  // reaches for Jacobi: each shape is a kernel per launch trait, precision and layout.
-  template <int M, int MS>
+  // What a Jacobi plan asks for, the Laplacian's blocked defaults: 8 x 1 points per block (float
+  // layout right 4 x 2), evict-first stores. Each kernel is compiled per launch trait, precision
+  // and layout: only these keep CI's build within its time (docs/KOKKOS.md, "Build times").
+  template <int M, int MS, bool Streaming>
   static constexpr bool compiled() {
-    return (M == 8 && MS == 1) || (M == 4 && MS == 2);
+    return Streaming && ((M == 8 && MS == 1) || (M == 4 && MS == 2));
   }
-  static std::string compiled_shapes() {
-    return "Jacobi's blocked kernel is compiled for 8 x 1 and 4 x 2 points per block";
+  static std::string compiled_kernels() {
+    return "Jacobi's blocked kernel is compiled for 8 x 1 and 4 x 2 points per block with "
+           "streaming stores";
   }
 };
 

@@ -39,9 +39,10 @@ struct Divisor {
 
 // What ColumnStencil computes at a point, from its centre and six neighbours (by axis role) and its
 // position (slowest-axis index s, y index j, contiguous index c). A Point also says what a row end
-// stores (given a loader of the row end's own input value), which block shapes m x m_slow are
-// compiled for it (each is a kernel per launch trait: build time) and, where Point::sums, adds
-// each point's contribution to a per-work-item sum and writes it (Jacobi's norm: src/jacobi/).
+// stores (given a loader of the row end's own input value), which block shapes m x m_slow and
+// store kinds are compiled for it (each is a kernel per launch trait: build time) and, where
+// Point::sums, adds each point's contribution to a per-work-item sum and writes it (Jacobi's
+// norm: src/jacobi/).
 // The Laplacian's: f = lap u, 0 at the row ends, no sum.
 template <class T, class KokkosLayout>
 struct LaplacianPoint {
@@ -60,12 +61,12 @@ struct LaplacianPoint {
   }
   KOKKOS_FORCEINLINE_FUNCTION void add(Sum&, T, T) const {}
   KOKKOS_FORCEINLINE_FUNCTION void finish(int, int, int, const Sum&) const {}
-  // The block shapes compiled: every one that does not spill.
-  template <int M, int MS>
+  // The kernels compiled: every block shape that does not spill, both store kinds.
+  template <int M, int MS, bool>
   static constexpr bool compiled() {
     return M * MS <= max_block_points;
   }
-  static std::string compiled_shapes() {
+  static std::string compiled_kernels() {
     return "m x m_slow must be at most " + std::to_string(max_block_points);
   }
 };
@@ -206,22 +207,22 @@ void launch_blocked(const char* label, const LaplacianPlan& plan, const Point& p
       dispatch_points_per_item(p.m, [&](auto points) {
         dispatch_slow_points_per_item(p.m_slow, [&](auto slow_points) {
           constexpr int M = decltype(points)::value, MS = decltype(slow_points)::value;
-          if constexpr (!Point::template compiled<M, MS>()) {
-            throw std::invalid_argument(Point::compiled_shapes());
-          } else {
-            dispatch_store_kind(p.streaming_stores, [&](auto streaming) {
+          dispatch_store_kind(p.streaming_stores, [&](auto streaming) {
+            constexpr bool Streaming = decltype(streaming)::value;
+            if constexpr (!Point::template compiled<M, MS, Streaming>()) {
+              throw std::invalid_argument(Point::compiled_kernels());
+            } else {
               Kokkos::parallel_for(
                   label, policy,
-                  ColumnStencil<T, KokkosLayout, Reversed, M, MS, decltype(streaming)::value,
-                                Point>{u, f, point, static_cast<int>(l.j_begin),
-                                       static_cast<int>(l.j_end), static_cast<int>(l.s_begin),
-                                       static_cast<int>(l.s_end), static_cast<int>(l.c_begin),
-                                       static_cast<int>(l.c_end), p.blocks_per_item,
-                                       static_cast<int>(l.slow_items_per_part),
-                                       static_cast<int>(l.y_blocks_per_part),
-                                       Divisor(l.slow_items_per_part), p.zero_row_ends});
-            });
-          }
+                  ColumnStencil<T, KokkosLayout, Reversed, M, MS, Streaming, Point>{
+                      u, f, point, static_cast<int>(l.j_begin), static_cast<int>(l.j_end),
+                      static_cast<int>(l.s_begin), static_cast<int>(l.s_end),
+                      static_cast<int>(l.c_begin), static_cast<int>(l.c_end), p.blocks_per_item,
+                      static_cast<int>(l.slow_items_per_part),
+                      static_cast<int>(l.y_blocks_per_part), Divisor(l.slow_items_per_part),
+                      p.zero_row_ends});
+            }
+          });
         });
       });
     }
