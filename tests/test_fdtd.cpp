@@ -65,6 +65,8 @@ std::vector<FdtdKernelConfig> configs() {
   std::vector<FdtdKernelConfig> out;
   const std::array<std::int64_t, 3> cell_tiles[] = {{0, 0, 0}, {4, 4, 4}, {1, 3, 7}};
   const std::array<std::int64_t, 3> column_tiles[] = {{0, 0, 0}, {8, 2, 1}, {3, 5, 1}};
+  // Line tiles count planes along the slowest axis (x or z) and rows along y.
+  const std::array<std::int64_t, 3> line_tiles[] = {{0, 0, 0}, {2, 3, 2}, {5, 1, 5}, {1, 9, 1}};
   for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
     for (const auto& tile : cell_tiles)
       for (int bound : {0, 128}) {
@@ -78,6 +80,12 @@ std::vector<FdtdKernelConfig> configs() {
   for (const auto& tile : column_tiles) {
     FdtdKernelConfig c;
     c.variant = FdtdVariant::column;
+    c.tile = tile;
+    out.push_back(c);
+  }
+  for (const auto& tile : line_tiles) {
+    FdtdKernelConfig c;
+    c.variant = FdtdVariant::line;
     c.tile = tile;
     out.push_back(c);
   }
@@ -348,7 +356,7 @@ TEMPLATE_TEST_CASE(
       for (int c = 0; c < 6; ++c) REQUIRE(solver.component_host(c) == reference.component(c));
       ++checked;
     }
-  CHECK(checked == 42);
+  CHECK(checked == 50);
   // The fields are not trivial: the source drove them, and the block's material shows.
   double largest = 0;
   for (double v : reference.component(1)) largest = std::max(largest, std::abs(v));
@@ -366,6 +374,72 @@ TEST_CASE("uniform coefficients and per-cell arrays of the same material agree b
   a.run(30);
   b.run(30);
   for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
+}
+
+TEMPLATE_TEST_CASE("in float the line variant agrees bitwise with the cell variant", "[fdtd]",
+                   Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  for (MediaMode mode : {MediaMode::arrays, MediaMode::uniform}) {
+    FdtdProblem p = busy_problem();
+    p.media.mode = mode;
+    p.media.has_block = mode == MediaMode::arrays;
+    FdtdKernelConfig line;
+    line.variant = FdtdVariant::line;
+    line.element_bytes = 4;
+    YeeSolver<float, TestType> a(p, plan_for<TestType>(p)), b(p, plan_for<TestType>(p, line));
+    a.run(30);
+    b.run(30);
+    for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
+  }
+}
+
+TEST_CASE("the line variant's host tile: a chunk of planes per thread, rows fitted to its caches",
+          "[fdtd]") {
+  FdtdProblem p;
+  p.cells = {256, 256, 256};
+  ExecLimits host;
+  host.concurrency = 2;
+  host.core_cache_bytes = 1 << 20;
+  FdtdKernelConfig c;
+  c.variant = FdtdVariant::line;
+  // Half of 1 MiB over 8 lines of 256 doubles: 32 rows; 128 planes for each of 2 threads.
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{128, 32, 1});
+  c.element_bytes = 4;
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{128, 64, 1});
+  // Two coefficient arrays more: 10 lines, 51 rows, so 6 blocks of 43.
+  p.media.mode = MediaMode::arrays;
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{128, 43, 1});
+  // A few-core host adds its thread's share of a 32 MiB last level: half of 17 MiB holds a whole
+  // plane's rows at 256^3, 362 of 384 at 384^3, so two blocks of 192.
+  p.media.mode = MediaMode::uniform;
+  c.element_bytes = 8;
+  host.llc_bytes = std::int64_t(32) << 20;
+  host.host_hardware_threads = 2;
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{128, 256, 1});
+  p.cells = {384, 384, 384};
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{192, 192, 1});
+  // A many-core host (16 threads, 2 MiB per core) does not: half of 2 MiB over 8 lines of 384
+  // doubles is 42 rows, so 10 blocks of 39.
+  host.host_hardware_threads = host.concurrency = 16;
+  host.core_cache_bytes = 2 << 20;
+  host.llc_bytes = std::int64_t(300) << 20;
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{24, 39, 1});
+  host.core_cache_bytes = 1 << 20;
+  // Fewer planes than threads: the rows are split too, so that every thread has work.
+  host.llc_bytes = 0;
+  c.element_bytes = 4;
+  p.media.mode = MediaMode::arrays;
+  p.cells = {4, 256, 256};
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{1, 43, 1});
+  p.cells = {2, 64, 256};
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{1, 8, 1});
+  // An explicit entry stays; an unknown cache leaves Kokkos' default.
+  c.tile = {3, 0, 0};
+  CHECK(plan_fdtd(c, p, host).launch.tile[0] == 3);
+  host.core_cache_bytes = 0;
+  c.tile = {0, 0, 0};
+  const FdtdPlan kokkos = plan_fdtd(c, p, host);
+  CHECK_FALSE(kokkos.problem);
+  CHECK(kokkos.launch.tile[0] >= 1);
 }
 
 TEST_CASE("energy records do not change the evolution", "[fdtd]") {
@@ -400,7 +474,22 @@ TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile 
   CHECK(column.describe() == "policy (k,j), columns along x");
   CHECK(column.launch.upper == Index3{8, 12, 1});
   CHECK(column.launch.tile == std::array<std::int64_t, 3>{5, 3, 1});
-  CHECK(column.launch.column_length == 20);
+  CHECK(column.launch.loop_length == 20);
+  CHECK(column.tile_per_axis() == std::array<std::int64_t, 3>{1, 3, 5});
+  // Line: policy (x, y) for LayoutRight, each work item a row along z; LayoutLeft the other way.
+  c.variant = FdtdVariant::line;
+  c.tile = {2, 3, 0};
+  const FdtdPlan line = plan_for<Kokkos::LayoutRight>(p, c);
+  CHECK(line.describe() == "policy (i,j), Iterate::Right, rows along z");
+  CHECK(line.launch.upper == Index3{20, 12, 1});
+  CHECK(line.launch.tile == std::array<std::int64_t, 3>{2, 3, 1});
+  CHECK(line.tile_per_axis() == std::array<std::int64_t, 3>{2, 3, 1});
+  CHECK(line.launch.loop_start == 0);
+  CHECK(line.launch.loop_length == 8);
+  const FdtdPlan left = plan_for<Kokkos::LayoutLeft>(p, c);
+  CHECK(left.describe() == "policy (k,j), Iterate::Right, rows along x");
+  CHECK(left.launch.upper == Index3{8, 12, 1});
+  CHECK(left.launch.loop_length == 20);
   // An H100's limits: 32 x 8 x 8 = 2048 threads per block.
   const ExecLimits gpu = h100_limits();
   c.variant = FdtdVariant::cell;

@@ -87,6 +87,22 @@ TEST_CASE("the copy ceiling alone runs no launches and needs a timed round", "[t
   CHECK_THROWS_AS(time_with_copy_ceiling(1 << 12, 8, 1, 0, {}), std::invalid_argument);
 }
 
+TEST_CASE("a copy ceiling timed between a caller's rounds counts only its timed rounds",
+          "[timing]") {
+  CopyCeiling ceiling(1 << 12, 4, 2);  // two warm-up rounds, not counted
+  CHECK(ceiling.rounds() == 0);
+  CHECK_THROWS_AS(ceiling.result(), std::logic_error);
+  ceiling.time_round();
+  ceiling.warm_up();
+  ceiling.time_round();
+  CHECK(ceiling.rounds() == 2);
+  const CopyBandwidth copy = ceiling.result();
+  CHECK(copy.elements == 1 << 12);
+  CHECK(copy.element_bytes == 4);
+  CHECK(copy.gbs == std::max(copy.kernel_gbs, copy.deep_copy_gbs));
+  CHECK(copy.kernel_gbs > 0);
+}
+
 // Copies `lengths` elements with copy(out, in, n) from every start offset within a cache line (16
 // elements), in both precisions, into a buffer of `size` elements: the range must hold the input
 // and every element around it keep its sentinel.

@@ -22,6 +22,14 @@ struct ExecLimits {
   int device_id = -1;                 // GPU the process uses; -1 on hosts
 };
 
+// Whether a host has few hardware threads (the 2-core development VMs), below the many-core hosts
+// (the GPU machine's 16 cores): there a core has the last-level cache nearly to itself, and the
+// host defaults reuse data from it; many-core hosts reuse from each core's own cache.
+inline bool few_core_host(const ExecLimits& limits) {
+  constexpr int many_core_host_threads = 8;
+  return limits.host_hardware_threads < many_core_host_threads;
+}
+
 // GPUs this process sees (0 for host-only builds); callable before Kokkos is initialised.
 int visible_gpu_count();
 

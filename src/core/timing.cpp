@@ -72,81 +72,118 @@ struct CopyMismatches {
   }
 };
 
+// The copy and deep_copy of `elements` values of T between two arrays, verified once, each timed
+// on its own per round.
 template <class T>
-SameRunTiming time_with_copy_ceiling(std::int64_t elements, int warmup, int rounds,
-                                     const std::vector<std::function<void()>>& launches) {
-  using View = Kokkos::View<T*>;
-  // On the same pages as the fields (allocate_field), so that the ceiling and the kernels meet
-  // the same TLB; the fill below and the first copy touch them first.
-  const auto src = allocate_on_huge_pages<View>("copy_src", elements);
-  const auto dst = allocate_on_huge_pages<View>("copy_dst", elements);
-  using Policy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>;
-  Kokkos::parallel_for("kstencil::copy_fill", Policy(0, elements), CopyFill<T>{src});
-  const auto copy = [&] {
-    if constexpr (streaming_copy) {
-      const std::int64_t items = (elements + StreamingCopy<T>::chunk - 1) / StreamingCopy<T>::chunk;
-      Kokkos::parallel_for("kstencil::copy", Policy(0, items),
-                           StreamingCopy<T>{dst, src, elements});
-    } else {
-      Kokkos::parallel_for("kstencil::copy", Policy(0, elements), Copy<T>{dst, src});
-    }
-  };
-  const auto deep_copy = [&] { Kokkos::deep_copy(dst, src); };
-  const auto check = [&](const char* what) {
-    std::int64_t wrong = 0;
-    Kokkos::parallel_reduce("kstencil::copy_check", Policy(0, elements),
-                            CopyMismatches<T>{dst, src}, wrong);
-    if (wrong != 0) throw std::runtime_error(std::string(what) + " produced wrong values");
-    Kokkos::deep_copy(dst, T(0));
-  };
-  copy();
-  check("copy-bandwidth kernel");
-  deep_copy();
-  check("copy-bandwidth deep_copy");
-
-  const auto timed = [](const auto& launch) {
-    const auto start = std::chrono::steady_clock::now();
-    launch();
-    Kokkos::fence();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  std::vector<std::vector<double>> launch_samples(launches.size());
-  std::vector<double> copy_samples, deep_copy_samples;
-  for (int round = -warmup; round < rounds; ++round) {
-    for (std::size_t l = 0; l < launches.size(); ++l) {
-      const double seconds = timed(launches[l]);
-      if (round >= 0) launch_samples[l].push_back(seconds);
-    }
+class TypedCopyCeiling final : public CopyCeiling::Rounds {
+ public:
+  explicit TypedCopyCeiling(const std::int64_t elements) : elements_(elements) {
+    // On the same pages as the fields (allocate_field), so that the ceiling and the kernels meet
+    // the same TLB; the fill below and the first copy touch them first.
+    src_ = allocate_on_huge_pages<View>("copy_src", elements);
+    dst_ = allocate_on_huge_pages<View>("copy_dst", elements);
+    Kokkos::parallel_for("kstencil::copy_fill", Policy(0, elements), CopyFill<T>{src_});
+    copy();
+    check("copy-bandwidth kernel");
+    deep_copy();
+    check("copy-bandwidth deep_copy");
+  }
+  void time_round(const bool keep) override {
     Kokkos::Profiling::pushRegion("kstencil::copy_bandwidth");
-    const double copy_s = timed(copy), deep_copy_s = timed(deep_copy);
+    const double copy_s = timed([&] { copy(); }), deep_copy_s = timed([&] { deep_copy(); });
     Kokkos::Profiling::popRegion();
-    if (round >= 0) {
-      copy_samples.push_back(copy_s);
-      deep_copy_samples.push_back(deep_copy_s);
+    if (keep) {
+      copy_samples_.push_back(copy_s);
+      deep_copy_samples_.push_back(deep_copy_s);
     }
   }
+  CopyBandwidth result() const override {
+    const double bytes = 2.0 * elements_ * sizeof(T);
+    CopyBandwidth ceiling;
+    ceiling.kernel_gbs = bytes / summarize(copy_samples_).median_s * 1e-9;
+    ceiling.deep_copy_gbs = bytes / summarize(deep_copy_samples_).median_s * 1e-9;
+    ceiling.gbs = std::max(ceiling.kernel_gbs, ceiling.deep_copy_gbs);
+    ceiling.elements = elements_;
+    ceiling.element_bytes = sizeof(T);
+    return ceiling;
+  }
+  std::size_t rounds() const override { return copy_samples_.size(); }
 
-  SameRunTiming result;
-  for (auto& samples : launch_samples) result.launches.push_back(summarize(std::move(samples)));
-  const double bytes = 2.0 * elements * sizeof(T);
-  CopyBandwidth& ceiling = result.copy;
-  ceiling.kernel_gbs = bytes / summarize(std::move(copy_samples)).median_s * 1e-9;
-  ceiling.deep_copy_gbs = bytes / summarize(std::move(deep_copy_samples)).median_s * 1e-9;
-  ceiling.gbs = std::max(ceiling.kernel_gbs, ceiling.deep_copy_gbs);
-  ceiling.elements = elements;
-  ceiling.element_bytes = sizeof(T);
-  return result;
-}
+ private:
+  using View = Kokkos::View<T*>;
+  using Policy = Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>;
+  std::int64_t elements_;
+  View src_, dst_;
+  std::vector<double> copy_samples_, deep_copy_samples_;
+
+  void copy() const {
+    if constexpr (streaming_copy) {
+      const std::int64_t items =
+          (elements_ + StreamingCopy<T>::chunk - 1) / StreamingCopy<T>::chunk;
+      Kokkos::parallel_for("kstencil::copy", Policy(0, items),
+                           StreamingCopy<T>{dst_, src_, elements_});
+    } else {
+      Kokkos::parallel_for("kstencil::copy", Policy(0, elements_), Copy<T>{dst_, src_});
+    }
+  }
+  void deep_copy() const { Kokkos::deep_copy(dst_, src_); }
+  void check(const char* what) const {
+    std::int64_t wrong = 0;
+    Kokkos::parallel_reduce("kstencil::copy_check", Policy(0, elements_),
+                            CopyMismatches<T>{dst_, src_}, wrong);
+    if (wrong != 0) throw std::runtime_error(std::string(what) + " produced wrong values");
+    Kokkos::deep_copy(dst_, T(0));
+  }
+};
 
 }  // namespace detail
+
+double timed(const std::function<void()>& launch) {
+  const auto start = std::chrono::steady_clock::now();
+  launch();
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+CopyCeiling::CopyCeiling(const std::int64_t elements, const int element_bytes, const int warmup) {
+  if (element_bytes == 4)
+    rounds_ = std::make_unique<detail::TypedCopyCeiling<float>>(elements);
+  else
+    rounds_ = std::make_unique<detail::TypedCopyCeiling<double>>(elements);
+  for (int round = 0; round < warmup; ++round) rounds_->time_round(false);
+}
+CopyCeiling::~CopyCeiling() = default;
+void CopyCeiling::time_round() {
+  rounds_->time_round(true);
+}
+std::size_t CopyCeiling::rounds() const {
+  return rounds_->rounds();
+}
+CopyBandwidth CopyCeiling::result() const {
+  if (rounds_->rounds() == 0) throw std::logic_error("no copy round timed");
+  return rounds_->result();
+}
 
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
                                      int rounds,
                                      const std::vector<std::function<void()>>& launches) {
   if (rounds < 1) throw std::invalid_argument("timing needs at least one round");
-  return element_bytes == 4
-             ? detail::time_with_copy_ceiling<float>(elements, warmup, rounds, launches)
-             : detail::time_with_copy_ceiling<double>(elements, warmup, rounds, launches);
+  CopyCeiling ceiling(elements, element_bytes, 0);
+  std::vector<std::vector<double>> samples(launches.size());
+  for (int round = -warmup; round < rounds; ++round) {
+    for (std::size_t l = 0; l < launches.size(); ++l) {
+      const double seconds = timed(launches[l]);
+      if (round >= 0) samples[l].push_back(seconds);
+    }
+    if (round >= 0)
+      ceiling.time_round();
+    else
+      ceiling.warm_up();
+  }
+  SameRunTiming result;
+  for (auto& s : samples) result.launches.push_back(summarize(std::move(s)));
+  result.copy = ceiling.result();
+  return result;
 }
 
 CopyBandwidth measure_copy_bandwidth(std::int64_t elements, int element_bytes, int warmup,

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,34 @@ struct CopyBandwidth {
   double deep_copy_gbs = 0;  // Kokkos::deep_copy (cudaMemcpy device-to-device on CUDA)
   std::int64_t elements = 0;
   int element_bytes = 0;
+};
+
+// Seconds `launch` takes, fenced.
+double timed(const std::function<void()>& launch);
+
+// The copy ceiling of CopyBandwidth timed in rounds between a caller's own timed work, so that a
+// machine's bandwidth drift goes into both: a copy kernel and deep_copy of `elements` values of
+// `element_bytes` (4 or 8), verified once (throws if wrong), after `warmup` untimed rounds.
+class CopyCeiling {
+ public:
+  CopyCeiling(std::int64_t elements, int element_bytes, int warmup);
+  ~CopyCeiling();
+  CopyCeiling(const CopyCeiling&) = delete;
+  CopyCeiling& operator=(const CopyCeiling&) = delete;
+  void time_round();  // one round of each copy, fenced, timed on its own
+  void warm_up() { rounds_->time_round(false); }  // one untimed round
+  std::size_t rounds() const;                     // timed so far
+  CopyBandwidth result() const;                   // medians of the rounds timed; throws if none
+
+  struct Rounds {
+    virtual ~Rounds() = default;
+    virtual void time_round(bool keep) = 0;
+    virtual CopyBandwidth result() const = 0;
+    virtual std::size_t rounds() const = 0;
+  };
+
+ private:
+  std::unique_ptr<Rounds> rounds_;
 };
 
 // Timings of kernel launches together with the copy ceiling of the same run.

@@ -23,8 +23,9 @@
 namespace kstencil {
 
 enum class FdtdVariant {
-  cell,   // one cell per work item, 3D MDRange with the layout-aware mapping
-  column  // one work item per column along the slowest axis, 2D MDRange (seed 001's loop over z)
+  cell,    // one cell per work item, 3D MDRange with the layout-aware mapping
+  column,  // one work item per column along the slowest axis, 2D MDRange (seed 001's loop over z)
+  line     // one work item per row along the contiguous axis, vectorised on hosts, 2D MDRange
 };
 FdtdVariant parse_fdtd_variant(const std::string& word);
 std::string to_string(FdtdVariant variant);
@@ -32,10 +33,13 @@ std::string to_string(FdtdVariant variant);
 // What a deck (or the backend's default) asks of the update kernels, in the deck's units.
 struct FdtdKernelConfig {
   FdtdVariant variant = FdtdVariant::cell;
-  Layout layout = Layout::right;              // of the fields
-  IterOrder iterate = IterOrder::automatic;   // cell variant
-  std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
+  Layout layout = Layout::right;             // of the fields
+  IterOrder iterate = IterOrder::automatic;  // cell variant
+  // Per axis x, y, z; 0 = Kokkos' default entry (the line variant on hosts: planes and rows per
+  // tile fitted to a core's cache).
+  std::array<std::int64_t, 3> tile{0, 0, 0};
   int launch_bounds = 0;
+  int element_bytes = 8;  // of the fields: the line variant's host tile
 };
 
 enum class MediaMode {
@@ -153,8 +157,10 @@ struct ProbeRecord {
 struct FdtdLaunch {
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
   std::array<std::int64_t, 3> tile{1, 1, 1};
-  int column_start = 0;   // column variant: first cell along the slowest axis (local index)
-  int column_length = 0;  // column variant: cells along the slowest axis per work item
+  // column and line variants: the cells each work item loops over along the slowest (column) or
+  // the contiguous axis (line): the first (local index) and how many.
+  int loop_start = 0;
+  int loop_length = 0;
 };
 
 // The update kernels' plan, computed once from the configuration, the cells and the device
@@ -168,6 +174,8 @@ struct FdtdPlan {
 
   // "policy (i,j,k), Iterate::Right", or the column variant's "policy (k,j), columns along x".
   std::string describe() const;
+  // The launched tile in work items per axis x y z (a column or a row is one work item).
+  std::array<std::int64_t, 3> tile_per_axis() const;
 };
 
 // The plan over every cell (one rank), or over `cells` (local indices of `nodes`, this rank's part
@@ -248,6 +256,8 @@ std::array<Index3, 6> probe_indices(const FdtdProblem& problem, const Real3& pos
 // them: the E update reads E and H and writes E (9), the H update the same for H (9): 18; arrays
 // mode also reads ca and cb in the E update and db in the H update: 21.
 int fdtd_values_per_cell(MediaMode mode);
+// The arrays a step sweeps: the six components, and ca, cb and db in arrays mode.
+int fdtd_arrays(MediaMode mode);
 
 // Verification of a configuration before it is timed: (1) the cavity mode (1,1,0) on the run's
 // grid, spacing and background material evolves as the discrete analytic solution; (2) the run's

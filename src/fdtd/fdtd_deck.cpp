@@ -25,8 +25,11 @@ const Schema& fdtd_schema() {
       {Key("kernel", "variant", T::string, R"("auto")",
            "update kernels; cell = one cell per work item (3D MDRange, layout-aware mapping); "
            "column = one work item per column along the slowest axis (2D MDRange, ignores "
-           "iterate and the slowest axis' tile entry); auto = cell")
-           .choices({"auto", "cell", "column"})},
+           "iterate and the slowest axis' tile entry); line = one work item per row along the "
+           "contiguous axis, vectorised on hosts (2D MDRange, ignores iterate and the contiguous "
+           "axis' tile entry; on hosts 0 entries are fitted to the caches); auto = line on "
+           "hosts, cell on GPUs")
+           .choices({"auto", "cell", "column", "line"})},
       kernel_trait_keys(),
       {Key("media", "mode", T::string, R"("uniform")",
            "uniform = scalar update coefficients; arrays = per-cell coefficient arrays (3 more "

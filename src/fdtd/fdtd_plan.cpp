@@ -1,8 +1,39 @@
 // The FDTD update kernels' plan: the policy mapping, bounds and tile, checked against the device.
+#include <algorithm>
+
 #include "core/planned_tile.hpp"
 #include "fdtd/fdtd.hpp"
 
 namespace kstencil {
+
+namespace {
+
+// The line variant's tile on hosts (planes, rows): each thread one chunk of planes, swept in
+// blocks of rows whose lines of one plane (six fields, two coefficient arrays in arrays mode) and
+// the two fields the next plane reads again fit half of the cache a thread reuses them from: its
+// core's own on many-core hosts, with its share of the last level on few-core hosts (there whole
+// planes from the L3 beat blocks that fit the L2; on 16 cores the L2-sized blocks win:
+// docs/PERFORMANCE.md). Blocks of equal size; Kokkos' default where the caches are unknown.
+std::array<std::int64_t, 2> host_line_tile(const std::int64_t planes, const std::int64_t rows,
+                                           const std::int64_t length, const MediaMode media,
+                                           const int element_bytes, const ExecLimits& limits) {
+  if (limits.core_cache_bytes <= 0 || planes < 1 || rows < 1) return {0, 0};
+  const std::int64_t lines = (media == MediaMode::arrays ? 8 : 6) + 2;
+  const std::int64_t threads = std::max(limits.concurrency, 1);
+  const std::int64_t plane_chunk = (planes + threads - 1) / threads;
+  const std::int64_t cache =
+      limits.core_cache_bytes +
+      (few_core_host(limits) ? std::max<std::int64_t>(limits.llc_bytes, 0) / threads : 0);
+  std::int64_t block = cache / 2 / (lines * std::max<std::int64_t>(length, 1) * element_bytes);
+  block = std::clamp<std::int64_t>(block, 1, rows);
+  // Fewer plane chunks than threads: split the rows further so that every thread has a tile.
+  const std::int64_t chunks = (planes + plane_chunk - 1) / plane_chunk;
+  if (chunks < threads) block = std::min(block, std::max<std::int64_t>(rows * chunks / threads, 1));
+  const std::int64_t blocks = (rows + block - 1) / block;
+  return {plane_chunk, (rows + blocks - 1) / blocks};
+}
+
+}  // namespace
 
 Box owned_cells(const FdtdProblem& problem, const Grid& nodes) {
   return nodes.to_local(nodes.owned.intersect(Box{{0, 0, 0}, problem.cells}));
@@ -28,8 +59,26 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
     launch.lower = {cells.lo[contiguous], cells.lo[1], 0};
     launch.upper = {cells.hi[contiguous], cells.hi[1], 1};
     tile = {config.tile[contiguous], config.tile[1], 1};
-    launch.column_start = static_cast<int>(cells.lo[slow]);
-    launch.column_length = static_cast<int>(cells.extent(slow));
+    launch.loop_start = static_cast<int>(cells.lo[slow]);
+    launch.loop_length = static_cast<int>(cells.extent(slow));
+  } else if (config.variant == FdtdVariant::line) {
+    // Policy (plane along the slowest axis, j, 0), Iterate::Right; the contiguous axis is the
+    // loop in each work item.
+    const int contiguous = config.layout == Layout::right ? 2 : 0;
+    const int slow = 2 - contiguous;
+    plan.mapping.iterate_right = true;
+    launch.lower = {cells.lo[slow], cells.lo[1], 0};
+    launch.upper = {cells.hi[slow], cells.hi[1], 1};
+    tile = {config.tile[slow], config.tile[1], 1};
+    if (!limits.gpu) {
+      const auto fitted =
+          host_line_tile(cells.extent(slow), cells.extent(1), cells.extent(contiguous),
+                         problem.media.mode, config.element_bytes, limits);
+      for (int d = 0; d < 2; ++d)
+        if (tile[d] == 0) tile[d] = fitted[d];
+    }
+    launch.loop_start = static_cast<int>(cells.lo[contiguous]);
+    launch.loop_length = static_cast<int>(cells.extent(contiguous));
   } else {
     plan.mapping = resolve_mapping(config.layout, config.iterate, limits.gpu);
     launch.lower = to_policy_order(plan.mapping, cells.lo);
@@ -44,9 +93,34 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
 }
 
 std::string FdtdPlan::describe() const {
-  if (config.variant == FdtdVariant::cell) return mapping.describe();
-  return config.layout == Layout::right ? "policy (k,j), columns along x"
-                                        : "policy (i,j), columns along z";
+  const bool right = config.layout == Layout::right;
+  switch (config.variant) {
+    case FdtdVariant::cell:
+      return mapping.describe();
+    case FdtdVariant::column:
+      return right ? "policy (k,j), columns along x" : "policy (i,j), columns along z";
+    case FdtdVariant::line:
+      return right ? "policy (i,j), Iterate::Right, rows along z"
+                   : "policy (k,j), Iterate::Right, rows along x";
+  }
+  return "?";
+}
+
+std::array<std::int64_t, 3> FdtdPlan::tile_per_axis() const {
+  const int contiguous = config.layout == Layout::right ? 2 : 0;
+  const int slow = 2 - contiguous;
+  std::array<std::int64_t, 3> tile{1, launch.tile[1], 1};
+  switch (config.variant) {
+    case FdtdVariant::cell:
+      return to_axis_order(mapping, launch.tile);
+    case FdtdVariant::column:
+      tile[contiguous] = launch.tile[0];
+      break;
+    case FdtdVariant::line:
+      tile[slow] = launch.tile[0];
+      break;
+  }
+  return tile;
 }
 
 }  // namespace kstencil

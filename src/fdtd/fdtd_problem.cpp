@@ -11,11 +11,20 @@ namespace kstencil {
 FdtdVariant parse_fdtd_variant(const std::string& word) {
   if (word == "cell") return FdtdVariant::cell;
   if (word == "column") return FdtdVariant::column;
+  if (word == "line") return FdtdVariant::line;
   throw std::invalid_argument("unknown FDTD variant " + word);
 }
 
 std::string to_string(FdtdVariant variant) {
-  return variant == FdtdVariant::cell ? "cell" : "column";
+  switch (variant) {
+    case FdtdVariant::cell:
+      return "cell";
+    case FdtdVariant::column:
+      return "column";
+    case FdtdVariant::line:
+      return "line";
+  }
+  return "?";
 }
 
 MediaMode parse_media_mode(const std::string& word) {
@@ -181,6 +190,10 @@ CavityModeFactors cavity_mode_factors(const FdtdProblem& problem, const CavityMo
     for (Index i = 0; i <= problem.cells[d]; ++i)
       f.factor[d].push_back(cavity_mode_factor(problem, shape, c, d, i));
   return f;
+}
+
+int fdtd_arrays(MediaMode mode) {
+  return mode == MediaMode::arrays ? 9 : 6;
 }
 
 int fdtd_values_per_cell(MediaMode mode) {

@@ -32,7 +32,9 @@ std::string point_text(const Real3& p) {
 // The backend's default kernel configuration (variant "auto").
 FdtdKernelConfig default_fdtd_kernel(const ExecLimits& limits, Layout layout, IterOrder iterate) {
   FdtdKernelConfig config;
-  config.variant = FdtdVariant::cell;
+  // Hosts: rows through loops the compiler vectorises, in cache-fitted tiles; Kokkos' host
+  // MDRange over cells does not vectorise (docs/PERFORMANCE.md, FDTD on hosts).
+  config.variant = limits.gpu ? FdtdVariant::cell : FdtdVariant::line;
   config.layout = layout;
   config.iterate = iterate;
   if (limits.gpu) {
@@ -137,6 +139,7 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
     kernel.tile = traits.tile;
     kernel.launch_bounds = *traits.launch_bounds;
   }
+  kernel.element_bytes = s.single_precision ? 4 : 8;
   s.mpi = mpi_config_from_deck(deck, p.nodes().points, rank, ranks, traits.layout, limits);
   const Grid nodes = s.mpi.local_grid(p.nodes());
   s.plan = plan_fdtd(kernel, p, owned_cells(p, nodes), limits);
@@ -154,7 +157,7 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
   const double value = s.single_precision ? 4 : 8;
   const double local = static_cast<double>(nodes.allocated.size()) * value;
   const double whole = static_cast<double>(p.nodes().global().size()) * value;
-  const int arrays = media.mode == MediaMode::arrays ? 9 : 6;
+  const int arrays = fdtd_arrays(media.mode);
   const double host = rank == 0 ? 10 * whole : 6 * local;
   check_memory(deck,
                {3 * arrays * local, host, std::max(3 * arrays * local, arrays * local + host),
@@ -288,12 +291,14 @@ FdtdHistory fdtd_history_of(const nlohmann::json& state) {
 }
 
 // Steps to s.steps: energy (and probes) every diagnostics.every steps, the fields into `series`
-// (if any) every output.every steps and at the end; the stretches between are fenced and timed.
+// (if any) every output.every steps and at the end; the stretches between are fenced and timed,
+// each followed by one round of the copy ceiling.
 // From the solver's step (0, or a checkpoint's) on; `h` holds the diagnostics before it. A
 // checkpoint at the deck's cadence, at the end (with a cadence) and when a signal stops the run.
 template <class T, class KokkosLayout>
 FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, const Deck& deck,
-                      OutputSeries* series, CheckpointWriter& checkpoints, FdtdHistory h) {
+                      OutputSeries* series, CheckpointWriter& checkpoints, CopyCeiling& ceiling,
+                      FdtdHistory h) {
   std::vector<std::array<Index3, 6>> probe_at;
   for (const auto& position : s.probes) probe_at.push_back(probe_indices(s.problem, position));
   const std::int64_t output_every = deck.integer("output", "every");
@@ -344,6 +349,7 @@ FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, co
     h.timed_s += seconds;
     h.timed_steps += next - n;
     h.step_s.push_back(seconds / static_cast<double>(next - n));
+    ceiling.time_round();
     n = next;
   }
   Kokkos::Profiling::popRegion();
@@ -351,11 +357,11 @@ FdtdHistory run_steps(YeeSolver<T, KokkosLayout>& solver, const FdtdSetup& s, co
 }
 
 // How fast the steps between diagnostics and output ran, against the ceiling of a copy as large
-// as the state a step sweeps (6 field arrays, plus 3 coefficient arrays in arrays mode), measured
-// in this run.
+// as the state a step sweeps (6 field arrays, plus 3 coefficient arrays in arrays mode), timed
+// between them (and after them, to 10 rounds at least).
 template <class T>
-void report_performance(RunReport& report, const FdtdProblem& p, const Grid& nodes, FdtdHistory h,
-                        MPI_Comm comm) {
+void report_performance(RunReport& report, const FdtdProblem& p, CopyCeiling& ceiling,
+                        FdtdHistory h, MPI_Comm comm) {
   h.timed_s = global_max(h.timed_s, comm);  // the slowest rank's
   const double cells = static_cast<double>(p.cells[0]) * p.cells[1] * p.cells[2];
   const int values_per_cell = fdtd_values_per_cell(p.media.mode);
@@ -363,8 +369,8 @@ void report_performance(RunReport& report, const FdtdProblem& p, const Grid& nod
   const double mcells = timed ? cells * h.timed_steps / h.timed_s * 1e-6 : 0;
   const double gbs =
       timed ? cells * values_per_cell * sizeof(T) * h.timed_steps / h.timed_s * 1e-9 : 0;
-  CopyBandwidth copy = measure_copy_bandwidth(
-      (p.media.mode == MediaMode::arrays ? 9 : 6) * nodes.owned.size(), sizeof(T), 2, 10);
+  while (ceiling.rounds() < 10) ceiling.time_round();
+  CopyBandwidth copy = ceiling.result();
   const auto copies = global_sums({copy.gbs, copy.kernel_gbs, copy.deep_copy_gbs}, comm);
   copy.gbs = copies[0];
   copy.kernel_gbs = copies[1];
@@ -465,10 +471,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
     }
   }
   CheckpointWriter checkpoints(folder.dir, s.checkpoint, "fdtd", deck.resolved_toml(), comm);
+  CopyCeiling ceiling(fdtd_arrays(p.media.mode) * solver.nodes().owned.size(), sizeof(T), 2);
   Kokkos::fence();
   clock.end("set-up");
-  const FdtdHistory h =
-      run_steps(solver, s, deck, series ? &*series : nullptr, checkpoints, std::move(before));
+  const FdtdHistory h = run_steps(solver, s, deck, series ? &*series : nullptr, checkpoints,
+                                  ceiling, std::move(before));
   clock.end("steps");
 
   report.fact("variant", variant)
@@ -476,7 +483,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
       .fact("layout", to_string(kernel.layout))
       .fact("iterate", to_string(s.requested_iterate))
       .fact("mapping", mapping)
-      .fact("tile", kernel.tile)
+      .fact("tile", s.plan.tile_per_axis())
       .fact("launch_bounds", kernel.launch_bounds)
       .fact("precision", precision)
       .fact("media", to_string(p.media.mode))
@@ -494,10 +501,10 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                         " (Courant " + fmt("%g", p.courant) + ")")
       .line("kernel", variant + (s.requested_variant == "auto" ? " (auto)" : "") + ", layout " +
                           to_string(kernel.layout) + ", " + mapping + ", tile " +
-                          format_triple(kernel.tile) + " (x y z), launch bounds " +
+                          format_triple(s.plan.tile_per_axis()) + " (x y z), launch bounds " +
                           (kernel.launch_bounds ? std::to_string(kernel.launch_bounds)
                                                 : std::string("none")));
-  report_performance<T>(report, p, solver.nodes(), h, comm);
+  report_performance<T>(report, p, ceiling, h, comm);
   clock.end("ceiling");
   report_energy(report, h.energy, p.source.has_value());
   report.fact("interrupted_at_step",

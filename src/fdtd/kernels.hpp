@@ -1,6 +1,7 @@
 #pragma once
-// Yee update kernels (E and H), their loops (cell, column) and policies.
+// Yee update kernels (E and H), their loops (cell, column, line) and policies.
 #include <cmath>
+#include <cstddef>
 #include <type_traits>
 #include <vector>
 
@@ -31,6 +32,71 @@ struct YeeViews {
   int oi, oj, ok;  // global index of the local (0, 0, 0): the walls are at global 0
 };
 
+// Row j of plane s (local indices along y and the slowest axis: x for LayoutRight, z for
+// LayoutLeft) from `begin` along the contiguous axis: its offset into the fields, their strides
+// per axis, and which of its cells an E component updates (tangential E on the walls stays 0).
+template <class KokkosLayout>
+struct LineFrame {
+  static constexpr int contiguous = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? 2 : 0;
+  static constexpr int slow = 2 - contiguous;
+  std::ptrdiff_t stride[3], offset;
+  int begin;
+  int origin[3];  // global index of the local 0 per axis
+  int index[3];   // local index per axis; the contiguous axis' is begin
+
+  template <class View>
+  KOKKOS_INLINE_FUNCTION LineFrame(const View& field, const int s, const int j, const int first,
+                                   const int oi, const int oj, const int ok)
+      : stride{static_cast<std::ptrdiff_t>(field.stride(0)),
+               static_cast<std::ptrdiff_t>(field.stride(1)),
+               static_cast<std::ptrdiff_t>(field.stride(2))},
+        offset(0),
+        begin(first),
+        origin{oi, oj, ok},
+        index{0, j, 0} {
+    index[slow] = s;
+    index[contiguous] = first;
+    offset = index[0] * stride[0] + index[1] * stride[1] + index[2] * stride[2];
+  }
+  // Whether E component c updates cells of this row before `end`: then from begin + first, n of
+  // them (a wall along the contiguous axis is its first cell).
+  KOKKOS_INLINE_FUNCTION bool updates(const int c, const int end, int& first, int& n) const {
+    if ((c != 1 && index[1] + origin[1] == 0) || (c != slow && index[slow] + origin[slow] == 0))
+      return false;
+    first = c != contiguous && begin + origin[contiguous] == 0 ? 1 : 0;
+    n = end - begin - first;
+    return n > 0;
+  }
+};
+
+// e[q] = ca e[q] + cb ((a[q] - a[q - da]) ia - (b[q] - b[q - db]) ib) for q in [0, n), with ca and
+// cb per point in arrays mode: UpdateE's expression, in its order.
+template <bool Arrays, class T>
+KOKKOS_FORCEINLINE_FUNCTION void e_line(T* KOKKOS_RESTRICT e, const T* KOKKOS_RESTRICT a,
+                                        const std::ptrdiff_t da, const T ia,
+                                        const T* KOKKOS_RESTRICT b, const std::ptrdiff_t db,
+                                        const T ib, const T* KOKKOS_RESTRICT ca_of,
+                                        const T* KOKKOS_RESTRICT cb_of, const T ca0, const T cb0,
+                                        const int n) {
+  for (int q = 0; q < n; ++q) {
+    const T ca = Arrays ? ca_of[q] : ca0;
+    const T cb = Arrays ? cb_of[q] : cb0;
+    e[q] = ca * e[q] + cb * ((a[q] - a[q - da]) * ia - (b[q] - b[q - db]) * ib);
+  }
+}
+// h[q] -= d ((a[q + da] - a[q]) ia - (b[q + db] - b[q]) ib): UpdateH's expression, in its order.
+template <bool Arrays, class T>
+KOKKOS_FORCEINLINE_FUNCTION void h_line(T* KOKKOS_RESTRICT h, const T* KOKKOS_RESTRICT a,
+                                        const std::ptrdiff_t da, const T ia,
+                                        const T* KOKKOS_RESTRICT b, const std::ptrdiff_t db,
+                                        const T ib, const T* KOKKOS_RESTRICT d_of, const T d0,
+                                        const int n) {
+  for (int q = 0; q < n; ++q) {
+    const T d = Arrays ? d_of[q] : d0;
+    h[q] = h[q] - d * ((a[q + da] - a[q]) * ia - (b[q + db] - b[q]) * ib);
+  }
+}
+
 // E^n -> E^(n+1) at cell (i, j, k) (local indices); tangential E on the walls (global j or k = 0
 // for Ex, ...) is not updated and stays zero (PEC). Cells are [0, nx) x [0, ny) x [0, nz).
 template <class T, class KokkosLayout, bool Arrays>
@@ -48,6 +114,26 @@ struct UpdateE {
     if (i + v.oi > 0 && j + v.oj > 0)
       v.ez(i, j, k) = ca * v.ez(i, j, k) + cb * ((v.hy(i, j, k) - v.hy(i - 1, j, k)) * v.idx -
                                                  (v.hx(i, j, k) - v.hx(i, j - 1, k)) * v.idy);
+  }
+  // The cells [begin, end) along the contiguous axis of row j in plane s (the slowest axis), one
+  // component after the other, each a loop host compilers vectorise: the same values as
+  // operator() at each cell.
+  KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end) const {
+    const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
+    const T ca = v.ca0, cb = v.cb0;
+    const auto update = [&](const int c, const Field<T, KokkosLayout>& e,
+                            const Field<T, KokkosLayout>& a, const int da, const T ia,
+                            const Field<T, KokkosLayout>& b, const int db, const T ib) {
+      int first = 0, n = 0;
+      if (!f.updates(c, end, first, n)) return;
+      const std::ptrdiff_t at = f.offset + first;
+      e_line<Arrays>(e.data() + at, a.data() + at, f.stride[da], ia, b.data() + at, f.stride[db],
+                     ib, Arrays ? v.ca.data() + at : nullptr, Arrays ? v.cb.data() + at : nullptr,
+                     ca, cb, n);
+    };
+    update(0, v.ex, v.hz, 1, v.idy, v.hy, 2, v.idz);
+    update(1, v.ey, v.hx, 2, v.idz, v.hz, 0, v.idx);
+    update(2, v.ez, v.hy, 0, v.idx, v.hx, 1, v.idy);
   }
 };
 
@@ -72,6 +158,22 @@ struct UpdateH {
     v.hx(i, j, k) = nx;
     v.hy(i, j, k) = ny;
     v.hz(i, j, k) = nz;
+  }
+  // As UpdateE::line; H has no walls.
+  KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end) const {
+    const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
+    const T db0 = v.db0;
+    const int n = end - begin;
+    const auto update = [&](const Field<T, KokkosLayout>& h, const Field<T, KokkosLayout>& a,
+                            const int da, const T ia, const Field<T, KokkosLayout>& b, const int db,
+                            const T ib) {
+      const std::ptrdiff_t at = f.offset;
+      h_line<Arrays>(h.data() + at, a.data() + at, f.stride[da], ia, b.data() + at, f.stride[db],
+                     ib, Arrays ? v.db.data() + at : nullptr, db0, n);
+    };
+    update(v.hx, v.ez, 1, v.idy, v.ey, 2, v.idz);
+    update(v.hy, v.ex, 2, v.idz, v.ez, 0, v.idx);
+    update(v.hz, v.ey, 0, v.idx, v.ex, 1, v.idy);
   }
   // mu H^(n-1/2) . H^(n+1/2) of the cell, before the update (which computes the same values).
   KOKKOS_FORCEINLINE_FUNCTION double energy(const int i, const int j, const int k) const {
@@ -112,6 +214,16 @@ struct ColumnLoop {
     for (int s = start; s < start + length; ++s) update(XColumns ? s : c, j, XColumns ? c : s);
   }
 };
+// One row along the contiguous axis per work item: policy (plane along the slowest axis, j, 0),
+// Iterate::Right, so a thread sweeps its tile's rows plane by plane.
+template <class Update>
+struct LineLoop {
+  Update update;
+  int begin, end;
+  KOKKOS_INLINE_FUNCTION void operator()(const int s, const int j, const int) const {
+    update.line(s, j, begin, end);
+  }
+};
 // Runs the update over the cells as `plan` says (variant, mapping, bounds, tile, launch bound).
 template <class Update>
 void launch_update(const char* label, const FdtdPlan& plan, const Update& update) {
@@ -125,8 +237,14 @@ void launch_update(const char* label, const FdtdPlan& plan, const Update& update
       const auto policy =
           planned_policy<Kokkos::Iterate::Left, decltype(bound)::value>(l.lower, l.upper, l.tile);
       Kokkos::parallel_for(label, policy,
-                           ColumnLoop<Update, X>{update, l.column_start, l.column_length});
+                           ColumnLoop<Update, X>{update, l.loop_start, l.loop_length});
     });
+    return;
+  }
+  if (plan.config.variant == FdtdVariant::line) {
+    const auto policy = planned_policy<Kokkos::Iterate::Right, 0>(l.lower, l.upper, l.tile);
+    Kokkos::parallel_for(label, policy,
+                         LineLoop<Update>{update, l.loop_start, l.loop_start + l.loop_length});
     return;
   }
   dispatch_traits(

@@ -9,10 +9,6 @@ namespace kstencil {
 
 namespace {
 
-// Hosts with at least this many hardware threads march row blocks through each thread's planes
-// (many_core_line_tile); fewer threads with AVX-512 update 4 planes per work item instead.
-constexpr int many_core_host_threads = 8;
-
 // Line tile (work items along x y z) on many-core hosts: each thread marches a block of rows
 // through its chunk of planes, reading the rows of the three planes it works on from its L2 (a
 // quarter of it). Over the splits of the threads into plane chunks by row blocks this picks the one
@@ -120,7 +116,9 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
     }
     case LaplacianKernel::line: {
       p.m = request.m.value_or(16);  // rows per work item: one fence per 16 rows
-      const bool few_threads = limits.host_hardware_threads < many_core_host_threads;
+      // Many-core hosts march row blocks through each thread's planes (many_core_line_tile); fewer
+      // threads with AVX-512 update 4 planes per work item instead.
+      const bool few_threads = few_core_host(limits);
       p.m_slow = request.m_slow.value_or(
           !limits.gpu && host_avx512_lines_compiled() && few_threads ? 4 : 1);
       if (!limits.gpu && few_threads && p.m_slow > 1)
