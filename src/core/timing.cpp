@@ -72,6 +72,14 @@ struct CopyMismatches {
   }
 };
 
+// Seconds `launch` takes, fenced.
+double timed(const std::function<void()>& launch) {
+  const auto start = std::chrono::steady_clock::now();
+  launch();
+  Kokkos::fence();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 // The copy and deep_copy of `elements` values of T between two arrays, verified once, each timed
 // on its own per round.
 template <class T>
@@ -138,13 +146,6 @@ class TypedCopyCeiling final : public CopyCeiling::Rounds {
 
 }  // namespace detail
 
-double timed(const std::function<void()>& launch) {
-  const auto start = std::chrono::steady_clock::now();
-  launch();
-  Kokkos::fence();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 CopyCeiling::CopyCeiling(const std::int64_t elements, const int element_bytes, const int warmup) {
   if (element_bytes == 4)
     rounds_ = std::make_unique<detail::TypedCopyCeiling<float>>(elements);
@@ -172,7 +173,7 @@ SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, i
   std::vector<std::vector<double>> samples(launches.size());
   for (int round = -warmup; round < rounds; ++round) {
     for (std::size_t l = 0; l < launches.size(); ++l) {
-      const double seconds = timed(launches[l]);
+      const double seconds = detail::timed(launches[l]);
       if (round >= 0) samples[l].push_back(seconds);
     }
     if (round >= 0)

@@ -26,9 +26,6 @@ struct CopyBandwidth {
   int element_bytes = 0;
 };
 
-// Seconds `launch` takes, fenced.
-double timed(const std::function<void()>& launch);
-
 // The copy ceiling of CopyBandwidth timed in rounds between a caller's own timed work, so that a
 // machine's bandwidth drift goes into both: a copy kernel and deep_copy of `elements` values of
 // `element_bytes` (4 or 8), verified once (throws if wrong), after `warmup` untimed rounds.

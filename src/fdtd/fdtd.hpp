@@ -36,7 +36,7 @@ struct FdtdKernelConfig {
   Layout layout = Layout::right;             // of the fields
   IterOrder iterate = IterOrder::automatic;  // cell variant
   // Per axis x, y, z; 0 = Kokkos' default entry (the line variant on hosts: planes and rows per
-  // tile fitted to a core's cache).
+  // tile fitted to the caches).
   std::array<std::int64_t, 3> tile{0, 0, 0};
   int launch_bounds = 0;
   int element_bytes = 8;  // of the fields: the line variant's host tile
