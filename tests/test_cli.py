@@ -215,6 +215,27 @@ class GoodRuns(Workdir):
         with open(os.path.join(folder, "summary.json")) as f:
             self.assertEqual(json.load(f)["parts"], 3)
 
+    def test_float_blocked_in_pairs(self):
+        # Layout left: x is contiguous, 22 points (pairs need an even extent); the deck's m = 4 is
+        # a block of 4 x 1 points in pairs. lap_u against the stencil computed here.
+        deck = SMALL_DECK.replace("nx = 21", "nx = 22")
+        r = self.run_deck(deck, "kernel.layout=left", "run.precision=float",
+                          "kernel.m_contiguous=2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("verification  PASS", r.stdout)
+        self.assertIn("4 x 1 points per block (y x slowest axis) in pairs along the contiguous axis",
+                      r.stdout)
+        folder = os.path.join(self.dir, "out", "small")
+        with open(os.path.join(folder, "summary.json")) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["m_contiguous"], 2)
+        self.assertEqual(summary["points_per_group"][0], 2 * summary["tile"][0])
+        with h5py.File(os.path.join(folder, "small_000000.h5"), "r") as h5:
+            u, lap = h5["u"][...], h5["lap_u"][...]
+        self.assertEqual(u.dtype, np.float32)
+        np.testing.assert_array_equal(lap[1:-1, 1:-1, 1:-1], stencil(u, (0.1, 0.2, 0.05)))
+        self.assertTrue(np.all(lap[:, :, 0] == 0) and np.all(lap[:, :, -1] == 0))
+
     def test_right_double_line(self):
         self.check_run("right", "double", "line")
 
@@ -324,6 +345,12 @@ class BadDecks(Workdir):
                           "[kernel] parts = 2", "not valid for kernel line")
         self.expect_error(SMALL_DECK, ["kernel.m=16", "kernel.m_slow=2"], "[kernel] m_slow = 2",
                           "blocked: m x m_slow must be at most 16")
+        # Pairs: float only, and rows of whole pairs (layout right: z has 9 points).
+        self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2"], "[kernel] m_contiguous = 2",
+                          "compiled for float", "precision = \"float\"")
+        self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2", "run.precision=float"],
+                          "[kernel] m_contiguous = 2", "even number of points",
+                          "extent, halo included, is 9")
 
     def test_negative_spacing(self):
         self.expect_error(SMALL_DECK.replace("hx = 0.1", "hx = -0.1"), [], "hx", ">= 1e-15")

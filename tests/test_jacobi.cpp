@@ -331,3 +331,46 @@ TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile 
   p.grid = Grid::whole({10, 8, 7}, {0, 0, 0}, {1, 1, 1});
   CHECK_THROWS_AS((JacobiSolver<double, Kokkos::LayoutRight>(p, plan)), std::invalid_argument);
 }
+
+TEMPLATE_TEST_CASE("float on a GPU updates in pairs where rows hold them, bitwise as the reference",
+                   "[jacobi]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  // The GPU's plan run on this backend: blocked in pairs along the contiguous axis (the
+  // Laplacian's float default there) on a grid whose contiguous extent is even, one point per
+  // work item where it is odd; both with the norm's per-work-item sums.
+  const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
+  for (Index contiguous : {10, 34, 11}) {
+    PoissonProblem p;
+    p.grid = Grid::whole(right ? Index3{9, 7, contiguous} : Index3{contiguous, 7, 9}, {0, 0, 0},
+                         {0.1, 0.15, 0.2});
+    p.boundary = [](const Index3& q) { return std::sin(0.7 * q[0]) + q[1] - 0.5 * q[2]; };
+    p.rhs = [](const Index3& q) { return 0.25 * q[0] * q[1]; };
+    p.initial = [](const Index3& q) { return 0.01 * (q[0] + 2 * q[1] + 3 * q[2]); };
+    JacobiKernelConfig c;
+    c.layout = layout_of<TestType>();
+    c.norm = NormStrategy::blocked;
+    c.element_bytes = sizeof(float);
+    const JacobiPlan plan = plan_jacobi(c, p.grid, h100_limits());
+    REQUIRE_FALSE(plan.problem);
+    REQUIRE(plan.blocked);
+    INFO("contiguous extent " << contiguous << ": " << plan.describe());
+    CHECK(plan.blocked->params.m_contiguous == (contiguous % 2 == 0 ? 2 : 1));
+    JacobiSolver<float, TestType> solver(p, plan);
+    std::vector<float> values = solver.solution_host(), next;
+    std::vector<float> rhs(values.size(), 0.0f);
+    const Index3 n = p.grid.points;
+    for (Index k = 0; k < n[2]; ++k)
+      for (Index j = 0; j < n[1]; ++j)
+        for (Index i = 0; i < n[0]; ++i)
+          if (!is_boundary(p.grid, {i, j, k}))
+            rhs[i + n[0] * (j + n[1] * k)] = static_cast<float>(p.rhs({i, j, k}));
+    const double points = static_cast<double>(n[0] * n[1] * n[2]);  // the norm's mean
+    for (int it = 0; it < 4; ++it) {
+      const double error = *solver.iterate(true);
+      const double want = std::sqrt(jacobi_reference_iteration(p.grid, values, rhs, next) / points);
+      values.swap(next);
+      // The same squares summed in double in another order: at most n eps relative, n < 3000.
+      CHECK(std::abs(error - want) <= 1e-12 * want);
+    }
+    REQUIRE(solver.solution_host() == values);
+  }
+}

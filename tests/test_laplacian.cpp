@@ -42,9 +42,10 @@ std::string describe(const Config& c) {
   return to_string(p.kernel) + " layout " + to_string(layout_of<L>()) + " " +
          resolve_mapping(layout_of<L>(), p.iterate, c.gpu_mapping).describe() +
          (c.gpu_mapping ? " (GPU mapping)" : "") + " tile " + format_triple(p.tile) + " m " +
-         std::to_string(p.m) + " m_slow " + std::to_string(p.m_slow) + " blocks " +
-         std::to_string(p.blocks_per_item) + " parts " + std::to_string(p.parts) + " bounds " +
-         std::to_string(p.launch_bounds) + (p.streaming_stores ? "" : " plain stores") +
+         std::to_string(p.m) + " m_slow " + std::to_string(p.m_slow) + " m_contiguous " +
+         std::to_string(p.m_contiguous) + " blocks " + std::to_string(p.blocks_per_item) +
+         " parts " + std::to_string(p.parts) + " bounds " + std::to_string(p.launch_bounds) +
+         (p.streaming_stores ? "" : " plain stores") +
          (p.zero_row_ends ? "" : " row ends untouched");
 }
 
@@ -261,6 +262,95 @@ TEMPLATE_TEST_CASE(
       }
     }
   CHECK(checked > 100);
+}
+
+TEMPLATE_TEST_CASE(
+    "blocked in pairs along the contiguous axis: bitwise as one point per work item, row ends "
+    "and untouched points as there, for rows of every parity and every block compiled",
+    "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  // Allocated rows of 4 to 70 points (even: pairs need it), updated rows of 2 to 68: rows that
+  // start and end inside a pair or with it, whose row ends share a pair with an updated point
+  // (c_begin - 1 = 0 with 1) or sit alone in theirs (c_end, even), and rows longer than a
+  // 32-pair warp's 64 points. verify_laplacian checks against the host reference bitwise, the
+  // row ends exactly 0 and every other point outside the box untouched.
+  const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
+  struct Block {
+    int m, m_slow;
+  };
+  std::size_t checked = 0;
+  for (Index length : {4, 6, 18, 34, 70})
+    for (Block b : {Block{4, 1}, Block{2, 2}, Block{1, 4}, Block{8, 1}, Block{4, 2}, Block{2, 4}})
+      for (bool gpu_mapping : {false, true})
+        for (bool zero_ends : {false, true}) {
+          const Index3 points = right ? Index3{13, 11, length} : Index3{length, 11, 13};
+          const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
+          Config single{{}, gpu_mapping};
+          single.params.kernel = LaplacianKernel::blocked;
+          single.params.m = b.m;
+          single.params.m_slow = b.m_slow;
+          single.params.blocks_per_item = 1 + (b.m == 4) + 2 * (b.m_slow == 4);
+          single.params.parts = zero_ends ? 1 : 2;
+          single.params.launch_bounds = 128;
+          single.params.tile = gpu_mapping ? std::array<std::int64_t, 3>{0, 0, 0}
+                                           : std::array<std::int64_t, 3>{2, 3, 2};
+          single.params.zero_row_ends = zero_ends;
+          Config pairs = single;
+          pairs.params.m_contiguous = 2;
+          INFO("grid " << format_triple(points) << " " << describe<TestType>(pairs));
+          const LaplacianPlan plan = plan_for<float, TestType>(pairs, grid);
+          const int contiguous = AxisRoles::of(layout_of<TestType>()).contiguous;
+          CHECK(plan.points_per_group()[contiguous] ==
+                2 * to_axis_order(plan.mapping, plan.launch->tile)[contiguous]);
+          REQUIRE(laplacian_of<float, TestType>(TestField::sine, pairs, grid) ==
+                  laplacian_of<float, TestType>(TestField::sine, single, grid));
+          const auto v = verify_laplacian<float, TestType>(plan, grid, TestField::sine);
+          CHECK(v.passed);
+          CHECK(v.reference_mismatches == 0);
+          CHECK(v.untouched_violations == 0);
+          ++checked;
+        }
+  CHECK(checked == 120);
+}
+
+TEST_CASE("pairs are refused where they are not compiled or a row could not hold them",
+          "[laplacian]") {
+  const ExecLimits limits = default_exec_limits();
+  LaplacianKernelParams params;
+  params.kernel = LaplacianKernel::blocked;
+  params.m = 8;
+  params.m_contiguous = 2;
+  const Grid even = Grid::whole({12, 10, 8}, {0, 0, 0}, {1, 1, 1});
+  CHECK_FALSE(plan_laplacian(params, Layout::right, 4, even, limits).problem);
+  const auto refused = [&](const LaplacianPlan& plan, const char* why) {
+    REQUIRE(plan.problem);
+    CHECK_THAT(*plan.problem, ContainsSubstring(why));
+    CHECK(plan.problem_key == "m_contiguous");
+    CHECK_FALSE(plan.launch.has_value());
+  };
+  // Odd allocated extent along the contiguous axis: z in layout right, x in layout left.
+  const Grid odd_z = Grid::whole({12, 10, 9}, {0, 0, 0}, {1, 1, 1});
+  refused(plan_laplacian(params, Layout::right, 4, odd_z, limits), "even number of points");
+  CHECK_FALSE(plan_laplacian(params, Layout::left, 4, odd_z, limits).problem);
+  refused(plan_laplacian(params, Layout::left, 4, Grid::whole({9, 10, 8}, {0, 0, 0}, {1, 1, 1}),
+                         limits),
+          "even number of points");
+  refused(plan_laplacian(params, Layout::right, 8, even, limits), "compiled for float");
+  params.streaming_stores = false;
+  refused(plan_laplacian(params, Layout::right, 4, even, limits), "compiled for float");
+  params.streaming_stores = true;
+  params.m = 16;
+  refused(plan_laplacian(params, Layout::right, 4, even, limits), "m x m_slow = 4 or 8");
+  params.m = 8;
+  params.kernel = LaplacianKernel::line;
+  refused(plan_laplacian(params, Layout::right, 4, even, limits), "one point per work item");
+
+  const Deck deck = Deck::parse(
+      "", "lap.toml",
+      {"kernel.variant=\"blocked\"", "kernel.m_contiguous=2", "run.precision=\"double\""},
+      laplacian_schema());
+  CHECK_THROWS_WITH(laplacian_setup_from_deck(deck, limits),
+                    ContainsSubstring("lap.toml: [kernel] m_contiguous = 2") &&
+                        ContainsSubstring("compiled for float"));
 }
 
 TEMPLATE_TEST_CASE(
@@ -936,30 +1026,44 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the GPU default for float: 4 x 2 blocks, 3 per item in layout right, 8 x 1, 4 per "
-    "item in layout left, short rows too",
+    "the GPU default for float: 4 x 2 blocks, 3 per item, in pairs where rows hold them; else one "
+    "point, 4 x 2 x 3 in layout right, 8 x 1 x 4 in layout left",
     "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
   const Grid short_rows = Grid::whole({64, 2048, 4096}, {0, 0, 0}, {1, 1, 1});
+  const Grid odd = Grid::whole({513, 512, 513}, {0, 0, 0}, {1, 1, 1});
   struct Case {
     Layout layout;
     const Grid* grid;
-    int m, m_slow, blocks_per_item;
+    int m, m_slow, m_contiguous, blocks_per_item;
   };
-  const Case cases[] = {{Layout::right, &cube, 4, 2, 3},
-                        {Layout::left, &cube, 8, 1, 4},
-                        {Layout::left, &short_rows, 8, 1, 4}};
+  const Case cases[] = {{Layout::right, &cube, 4, 2, 2, 3},
+                        {Layout::left, &cube, 4, 2, 2, 3},
+                        {Layout::left, &short_rows, 4, 2, 2, 3},
+                        {Layout::right, &odd, 4, 2, 1, 3},
+                        {Layout::left, &odd, 8, 1, 1, 4}};
   for (const auto& c : cases) {
     const auto params = default_params(gpu, c.layout, *c.grid, 4);
     INFO(format_triple(c.grid->points) << " " << to_string(c.layout));
     CHECK(params.kernel == LaplacianKernel::blocked);
     CHECK(params.m == c.m);
     CHECK(params.m_slow == c.m_slow);
+    CHECK(params.m_contiguous == c.m_contiguous);
     CHECK(params.blocks_per_item == c.blocks_per_item);
     CHECK(params.streaming_stores);
     CHECK_FALSE(plan_laplacian(params, c.layout, 4, *c.grid, gpu).problem.has_value());
   }
+  // Double, and float on a host, one point a work item.
+  CHECK(default_params(gpu, Layout::right, cube, 8).m_contiguous == 1);
+  ExecLimits host = gpu;
+  host.gpu = false;
+  LaplacianKernelRequest blocked;
+  blocked.kernel = LaplacianKernel::blocked;
+  CHECK(resolve_laplacian_params(blocked, host, Layout::right, cube, 4).m_contiguous == 1);
+  // Pairs asked for with a block they are not compiled for fall back to one point under auto.
+  blocked.m = 16;
+  CHECK(resolve_laplacian_params(blocked, gpu, Layout::right, cube, 4).m_contiguous == 1);
 }
 
 TEST_CASE("verification catches a wrong point and a point written outside the update box",

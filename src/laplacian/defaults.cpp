@@ -63,9 +63,9 @@ std::array<std::int64_t, 3> few_core_line_tile(const Box& box, const AxisRoles& 
 // Blocked tile on GPUs: 128 threads along the contiguous axis, or as many as its lanes fill with
 // the rest along y (128 threads over 64 points left half of them idle).
 std::array<std::int64_t, 3> gpu_blocked_tile(const Box& box, const AxisRoles& a,
-                                             const bool zero_row_ends) {
-  const auto range =
-      blocked_contiguous_range(box.lo[a.contiguous], box.hi[a.contiguous], zero_row_ends);
+                                             const bool zero_row_ends, const int m_contiguous) {
+  const auto range = blocked_contiguous_range(box.lo[a.contiguous], box.hi[a.contiguous],
+                                              zero_row_ends, m_contiguous);
   const Index lanes = range[1] - range[0];
   std::int64_t along_contiguous = 32;
   while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
@@ -92,11 +92,16 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       break;
     case LaplacianKernel::blocked: {
       // Register blocks with several blocks per work item along the slowest axis (the rows they
-      // share come from the L1), 128 threads per block with launch bounds 128.
+      // share come from the L1), 128 threads per block with launch bounds 128. Float on GPUs in
+      // pairs along the contiguous axis where the rows hold whole pairs: a warp then moves 256
+      // bytes per access, as in double.
       struct Blocks {
         int m, m_slow, per_item;
       };
+      const bool float_pairs =
+          limits.gpu && element_bytes == 4 && blocked_pairs_fit(grid.local_extents()[a.contiguous]);
       const Blocks blocks = element_bytes == 8        ? Blocks{8, 1, 3}
+                            : float_pairs             ? Blocks{4, 2, 3}
                             : layout == Layout::right ? Blocks{4, 2, 3}
                                                       : Blocks{8, 1, 4};
       // An auto m or m_slow beside an explicit one takes the largest default that still fits.
@@ -111,7 +116,11 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       // Parts keep the m_slow + 2 planes a work item reads within the last-level cache.
       p.parts = request.parts.value_or(
           auto_blocked_parts(grid, layout, element_bytes, limits.llc_bytes, p.m, p.m_slow + 2));
-      if (limits.gpu) default_tile = gpu_blocked_tile(box, a, p.zero_row_ends);
+      p.m_contiguous = request.m_contiguous.value_or(
+          float_pairs && blocked_pairs_compiled(element_bytes, p.m, p.m_slow, p.streaming_stores)
+              ? 2
+              : 1);
+      if (limits.gpu) default_tile = gpu_blocked_tile(box, a, p.zero_row_ends, p.m_contiguous);
       break;
     }
     case LaplacianKernel::line: {
@@ -134,6 +143,7 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
   }
   p.m = request.m.value_or(p.m);
   p.m_slow = request.m_slow.value_or(p.m_slow);
+  p.m_contiguous = request.m_contiguous.value_or(p.m_contiguous);
   p.blocks_per_item = request.blocks_per_item.value_or(p.blocks_per_item);
   p.parts = request.parts.value_or(p.parts);
   p.launch_bounds = request.launch_bounds.value_or(p.launch_bounds);

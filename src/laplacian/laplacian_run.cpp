@@ -52,6 +52,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
   request.launch_bounds = traits.launch_bounds;
   request.m = optional_int("m");
   request.m_slow = optional_int("m_slow");
+  request.m_contiguous = optional_int("m_contiguous");
   request.blocks_per_item = optional_int("blocks_per_item");
   request.parts = optional_int("parts");
   request.streaming_stores = deck.boolean("kernel", "streaming_stores");
@@ -156,6 +157,7 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
       .fact("launch_bounds", p.launch_bounds)
       .fact("m", p.m)
       .fact("m_slow", p.m_slow)
+      .fact("m_contiguous", p.m_contiguous)
       .fact("blocks_per_item", p.blocks_per_item)
       .fact("parts", p.parts)
       .fact("streaming_stores", p.streaming_stores)

@@ -43,7 +43,7 @@ struct Problem {
 };
 
 // What is wrong with the parameters themselves, and the deck key it concerns.
-std::optional<Problem> parameter_problem(const LaplacianKernelParams& p) {
+std::optional<Problem> parameter_problem(const LaplacianKernelParams& p, const int element_bytes) {
   const auto one_of = [](int v, std::initializer_list<int> allowed) {
     return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
   };
@@ -72,6 +72,18 @@ std::optional<Problem> parameter_problem(const LaplacianKernelParams& p) {
                    "blocked: m x m_slow must be at most " + std::to_string(max_block_points) +
                        " (larger register blocks spill)",
                    "m_slow <= " + std::to_string(max_block_points) + " / m"};
+  if (p.m_contiguous != 1 && p.kernel != LaplacianKernel::blocked)
+    return Problem{"m_contiguous",
+                   name + " updates one point per work item along the contiguous axis",
+                   "1 or \"auto\""};
+  if (!one_of(p.m_contiguous, {1, 2}))
+    return Problem{"m_contiguous", "m_contiguous must be 1 or 2", "1, 2 or \"auto\""};
+  if (p.m_contiguous == 2 &&
+      !blocked_pairs_compiled(element_bytes, p.m, p.m_slow, p.streaming_stores))
+    return Problem{"m_contiguous",
+                   "pairs are compiled for float with m x m_slow = 4 or 8 and streaming stores",
+                   "1 or \"auto\" here; 2 for precision = \"float\", m x m_slow 4 or 8, "
+                   "streaming_stores = true"};
   if (p.kernel == LaplacianKernel::line && p.launch_bounds != 0)
     return Problem{"launch_bounds", "line has no launch bounds", "0 or \"auto\""};
   if (p.kernel == LaplacianKernel::line && p.iterate != IterOrder::automatic)
@@ -102,8 +114,8 @@ LaplacianLaunch blocked_launch(const LaplacianPlan& plan) {
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
   upper[1] = l.y_blocks_per_part;
   upper[a.slow] = l.slow_items_per_part * parts;
-  const auto range =
-      blocked_contiguous_range(box.lo[a.contiguous], box.hi[a.contiguous], p.zero_row_ends);
+  const auto range = blocked_contiguous_range(box.lo[a.contiguous], box.hi[a.contiguous],
+                                              p.zero_row_ends, p.m_contiguous);
   lower[a.contiguous] = range[0];
   upper[a.contiguous] = range[1];
   l.lower = to_policy_order(plan.mapping, lower);
@@ -138,9 +150,19 @@ std::array<std::int64_t, 3> resolved_line_tile(const LaplacianLaunch& launch,
 }  // namespace
 
 std::array<Index, 2> blocked_contiguous_range(const Index c_begin, const Index c_end,
-                                              const bool zero_row_ends) {
+                                              const bool zero_row_ends, const int m_contiguous) {
   const Index first = zero_row_ends ? c_begin - 1 : c_begin;
-  return {first / column_alignment * column_alignment, zero_row_ends ? c_end + 1 : c_end};
+  const Index last = zero_row_ends ? c_end : c_end - 1;
+  return {first / m_contiguous / column_alignment * column_alignment, last / m_contiguous + 1};
+}
+
+bool blocked_pairs_compiled(const int element_bytes, const int m, const int m_slow,
+                            const bool streaming_stores) {
+  return element_bytes == 4 && streaming_stores && (m * m_slow == 4 || m * m_slow == 8);
+}
+
+bool blocked_pairs_fit(const std::int64_t contiguous_extent) {
+  return contiguous_extent % 2 == 0;
 }
 
 LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout layout,
@@ -160,7 +182,7 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
   plan.mapping = resolve_mapping(layout, params.iterate, limits.gpu);
   plan.box = box;
   plan.spacing = grid.spacing;
-  if (const auto problem = parameter_problem(params)) {
+  if (const auto problem = parameter_problem(params, element_bytes)) {
     plan.problem = problem->text;
     plan.problem_key = problem->key;
     plan.problem_allowed = problem->allowed;
@@ -172,6 +194,15 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
     plan.problem =
         "line's work items are whole lines along the contiguous axis: its tile entry "
         "must be 0 or 1";
+    return plan;
+  }
+  if (params.m_contiguous == 2 && !blocked_pairs_fit(grid.local_extents()[a.contiguous])) {
+    plan.problem =
+        "pairs along the contiguous axis need an even number of points along it "
+        "(the rank's allocated extent, halo included, is " +
+        std::to_string(grid.local_extents()[a.contiguous]) + ")";
+    plan.problem_key = "m_contiguous";
+    plan.problem_allowed = "1 or \"auto\" on this grid";
     return plan;
   }
   if (plan.box.empty()) return plan;
@@ -215,6 +246,7 @@ std::array<std::int64_t, 3> LaplacianPlan::points_per_group() const {
   }
   auto points = to_axis_order(mapping, launch->tile);
   if (params.kernel == LaplacianKernel::blocked) {
+    points[axes.contiguous] *= params.m_contiguous;
     points[1] *= params.m;
     points[axes.slow] *= static_cast<std::int64_t>(params.m_slow) * params.blocks_per_item;
   }
@@ -239,7 +271,8 @@ std::string LaplacianPlan::details(const bool gpu) const {
       break;
     case LaplacianKernel::blocked:
       out = std::to_string(params.m) + " x " + std::to_string(params.m_slow) +
-            " points per block (y x slowest axis), " +
+            " points per block (y x slowest axis)" +
+            (params.m_contiguous == 2 ? " in pairs along the contiguous axis, " : ", ") +
             plural(params.blocks_per_item, "block", "blocks") + " per work item, " +
             plural(params.parts, "y part", "y parts");
       break;

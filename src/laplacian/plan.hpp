@@ -38,6 +38,7 @@ struct LaplacianKernelParams {
   int launch_bounds = 0;                      // max threads per block (GPU kernels); 0 = none
   int m = 1;                // points per work item along y (blocked: block rows; line: rows)
   int m_slow = 1;           // points per work item along the slowest axis (blocked, line)
+  int m_contiguous = 1;     // blocked: points per work item along the contiguous axis (1, 2)
   int blocks_per_item = 1;  // blocked: m x m_slow blocks one after another along the slowest axis
   int parts = 1;            // blocked: y parts run one after another, all in one launch
   bool streaming_stores = true;  // GPU: evict-first stores; line on AVX hosts: non-temporal lines
@@ -48,13 +49,15 @@ struct LaplacianKernelParams {
 // registers or spill on sm_90 (docs/PERFORMANCE.md, "Registers and spills").
 inline constexpr int max_block_points = 16;
 
-// Blocked launches start the contiguous axis at a multiple of 32 elements so that a warp's loads
+// Blocked launches start the contiguous axis at a multiple of 32 work items so that a warp's loads
 // and stores cover whole cache lines (seed 000's kernel 5 gives the boundary point an idle thread).
 inline constexpr Index column_alignment = 32;
-// Blocked's policy range along the contiguous axis for updated points [c_begin, c_end): from a
-// multiple of column_alignment below them (below c_begin - 1 with row ends) to c_end (c_end + 1
-// with row ends, whose work items store 0 at c_begin - 1 and c_end).
-std::array<Index, 2> blocked_contiguous_range(Index c_begin, Index c_end, bool zero_row_ends);
+// Blocked's policy range along the contiguous axis for updated points [c_begin, c_end), in work
+// items of m_contiguous points: from a multiple of column_alignment items below them (below
+// c_begin - 1 with row ends) to the item holding c_end - 1 (c_end with row ends, whose work items
+// store 0 at c_begin - 1 and c_end).
+std::array<Index, 2> blocked_contiguous_range(Index c_begin, Index c_end, bool zero_row_ends,
+                                              int m_contiguous = 1);
 
 // Which index plays which role: the slowest axis (x in LayoutRight, z in LayoutLeft), y, and the
 // contiguous axis (z in LayoutRight, x in LayoutLeft).
@@ -117,10 +120,16 @@ struct LaplacianKernelRequest {
   std::optional<LaplacianKernel> kernel;  // auto: blocked on GPUs, line on hosts
   IterOrder iterate = IterOrder::automatic;
   std::array<std::int64_t, 3> tile{0, 0, 0};
-  std::optional<int> launch_bounds, m, m_slow, blocks_per_item, parts;
+  std::optional<int> launch_bounds, m, m_slow, m_contiguous, blocks_per_item, parts;
   bool streaming_stores = true;
   bool zero_row_ends = true;
 };
+
+// Whether blocked compiles pairs along the contiguous axis (m_contiguous = 2) for these parameters
+// (float, an m x m_slow block of 4 or 8 points, streaming stores) on a grid whose allocated
+// contiguous extent is `contiguous_extent`: pairs are aligned only where it is even.
+bool blocked_pairs_compiled(int element_bytes, int m, int m_slow, bool streaming_stores);
+bool blocked_pairs_fit(std::int64_t contiguous_extent);
 
 // The parameters `request` resolves to on `limits`: the backend's defaults (measured,
 // docs/PERFORMANCE.md) wherever the request leaves the choice open.

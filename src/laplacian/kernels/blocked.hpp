@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/field.hpp"
+#include "core/pairs.hpp"
 #include "core/policy.hpp"
 #include "core/stores.hpp"
 #include "laplacian/kernels/common.hpp"
@@ -61,13 +62,17 @@ struct LaplacianPoint {
   }
   KOKKOS_FORCEINLINE_FUNCTION void add(Sum&, T, T) const {}
   KOKKOS_FORCEINLINE_FUNCTION void finish(int, int, int, const Sum&) const {}
-  // The kernels compiled: every block shape that does not spill, both store kinds.
-  template <int M, int MS, bool>
+  // The kernels compiled: every block shape that does not spill, both store kinds; in pairs
+  // (float only) the blocks of 4 to 8 points with streaming stores (each kernel is compiled per
+  // launch trait: build time).
+  template <int M, int MS, int MC, bool Streaming>
   static constexpr bool compiled() {
-    return M * MS <= max_block_points;
+    if constexpr (MC == 1) return M * MS <= max_block_points;
+    return sizeof(T) == 4 && Streaming && M * MS >= 4 && M * MS <= 8;
   }
   static std::string compiled_kernels() {
-    return "m x m_slow must be at most " + std::to_string(max_block_points);
+    return "m x m_slow must be at most " + std::to_string(max_block_points) +
+           "; with m_contiguous = 2 (float only) m x m_slow must be 4 or 8 and stores streaming";
   }
 };
 
@@ -85,7 +90,10 @@ struct LaplacianPoint {
 // zero_row_ends: the work items at c_begin - 1 and c_end (boundary or halo points) store the
 // Point's row-end value (the Laplacian 0), so a warp's stores cover each row's first and last
 // 32-byte sectors whole (a partly written sector costs the L2 a DRAM read; docs/PERFORMANCE.md).
-template <class T, class KokkosLayout, bool Reversed, int M, int MS, bool Streaming,
+// MC = 2: a work item updates two neighbouring points of the contiguous axis (the policy counts
+// pairs there), each of its loads and stores one access of two values (core/pairs.hpp); the
+// fields' contiguous extent must be even, so that every pair is aligned.
+template <class T, class KokkosLayout, bool Reversed, int M, int MS, int MC, bool Streaming,
           class Point = LaplacianPoint<T, KokkosLayout>>
 struct ColumnStencil {
   StencilInput<T, KokkosLayout> u;
@@ -117,11 +125,33 @@ struct ColumnStencil {
                                           typename Point::Sum& sum) const {
     const int x_index = Reversed ? p2 : p0;
     const int z_index = Reversed ? p0 : p2;
-    const int c = x_slowest ? z_index : x_index;
-    const bool row_end = zero_row_ends && (c == c_begin - 1 || c == c_end);
-    if (!row_end && (c < c_begin || c >= c_end)) return;
-    // A row end loads around the row's nearest updated point and stores the Point's row-end value.
-    const int load_c = row_end ? (c < c_begin ? c_begin : c_end - 1) : c;
+    const int c = (x_slowest ? z_index : x_index) * MC;
+    if constexpr (MC == 1) {
+      const bool row_end = zero_row_ends && (c == c_begin - 1 || c == c_end);
+      if (!row_end && (c < c_begin || c >= c_end)) return;
+      // A row end loads around the row's nearest updated point and stores the Point's row-end
+      // value.
+      const int load_c = row_end ? (c < c_begin ? c_begin : c_end - 1) : c;
+      along_slow(x_index, z_index, block,
+                 [&](const int s0, const int j0) { one_block(s0, j0, load_c, c, row_end, sum); });
+    } else {
+      PairRoles roles;
+      bool any = false;
+      for (int e = 0; e < 2; ++e) {
+        roles.row_end[e] = zero_row_ends && (c + e == c_begin - 1 || c + e == c_end);
+        roles.updated[e] = c + e >= c_begin && c + e < c_end;
+        any = any || roles.row_end[e] || roles.updated[e];
+      }
+      if (!any) return;
+      along_slow(x_index, z_index, block,
+                 [&](const int s0, const int j0) { pair_block(s0, j0, c, roles, sum); });
+    }
+  }
+
+  // Calls one(s0, j0) for each block of the work item, along the slowest axis.
+  template <class One>
+  KOKKOS_FORCEINLINE_FUNCTION void along_slow(const int x_index, const int z_index, const int block,
+                                              const One& one) const {
     const int slow_item = x_slowest ? x_index : z_index;
     const int part = by_slow_items_per_part.divide(slow_item);
     const int j0 = j_begin + (part * y_blocks_per_part + block) * M;
@@ -137,7 +167,7 @@ struct ColumnStencil {
       // Past the end; the last y part may hold fewer blocks than the others (checked here, not
       // before the loop, where it cost the float layout-right body a block per SM).
       if (s0 >= s_end || j0 >= j_end) return;
-      one_block(s0, j0, load_c, c, row_end, sum);
+      one(s0, j0);
     }
   }
 
@@ -188,6 +218,70 @@ struct ColumnStencil {
                       : result[p][n]);
         }
   }
+
+  // What each point of a pair is: updated, a row end (stores the Point's row-end value), or
+  // neither (left alone).
+  struct PairRoles {
+    bool updated[2], row_end[2];
+  };
+
+  // A block of pairs at contiguous indices c, c + 1 (c even). Pairs are always inside a row (the
+  // extent is even); the neighbours c - 1 and c + 2 are loaded clamped to the row, which changes
+  // only results that are dropped (a point at 0 or at the last index is never updated).
+  KOKKOS_INLINE_FUNCTION void pair_block(const int s0, const int j0, const int c,
+                                         const PairRoles& roles, typename Point::Sum& sum) const {
+    const T* KOKKOS_RESTRICT const in = u.data();
+    const std::ptrdiff_t slow_stride = x_slowest ? u.stride(0) : u.stride(2);
+    const std::ptrdiff_t y_stride = u.stride(1);
+    const int c_last = static_cast<int>(x_slowest ? u.extent(2) : u.extent(0)) - 1;
+    const int c_minus_at = c > 0 ? c - 1 : 0, c_plus_at = c + 2 <= c_last ? c + 2 : c_last;
+    const auto row = [&](const int s, const int j) { return in + s * slow_stride + j * y_stride; };
+    Pair<T> centre[MS + 2][M + 2];
+    for (int p = 0; p < MS + 2; ++p) {
+      const int s = s0 - 1 + p <= s_end ? s0 - 1 + p : s_end;
+      for (int n = 0; n < M + 2; ++n) {
+        const bool corner = (p == 0 || p == MS + 1) && (n == 0 || n == M + 1);
+        const int j = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
+        centre[p][n] = corner ? Pair<T>{T(0), T(0)} : load_pair(row(s, j) + c);
+      }
+    }
+    Pair<T> result[MS][M];
+    for (int p = 0; p < MS; ++p) {
+      const int s = s0 + p < s_end ? s0 + p : s_end - 1;
+      for (int n = 0; n < M; ++n) {
+        const int j = j0 + n < j_end ? j0 + n : j_end - 1;
+        const T c_minus = row(s, j)[c_minus_at];
+        const T c_plus = row(s, j)[c_plus_at];
+        const Pair<T> here = centre[p + 1][n + 1];
+        const Pair<T> y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
+        const Pair<T> s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];
+        result[p][n].first = point(here.first, s_minus.first, s_plus.first, y_minus.first,
+                                   y_plus.first, c_minus, here.second, s, j, c);
+        result[p][n].second = point(here.second, s_minus.second, s_plus.second, y_minus.second,
+                                    y_plus.second, here.first, c_plus, s, j, c + 1);
+      }
+    }
+    for (int p = 0; p < MS; ++p)
+      for (int n = 0; n < M; ++n)
+        if (s0 + p < s_end && j0 + n < j_end) {
+          const Pair<T> here = centre[p + 1][n + 1];
+          if (roles.updated[0]) point.add(sum, result[p][n].first, here.first);
+          if (roles.updated[1]) point.add(sum, result[p][n].second, here.second);
+          const T first =
+              roles.row_end[0] ? point.row_end([&] { return here.first; }) : result[p][n].first;
+          const T second =
+              roles.row_end[1] ? point.row_end([&] { return here.second; }) : result[p][n].second;
+          T* const out = &at_slow_y_contiguous(f, s0 + p, j0 + n, c);
+          const bool stores_first = roles.updated[0] || roles.row_end[0];
+          const bool stores_second = roles.updated[1] || roles.row_end[1];
+          if (stores_first && stores_second)
+            store_pair<Streaming>(out, first, second);
+          else if (stores_first)
+            store_output<Streaming>(out, first);
+          else
+            store_output<Streaming>(out + 1, second);
+        }
+  }
 };
 
 // The blocked launch of `plan` computing `point` at every updated point (u -> f).
@@ -206,22 +300,25 @@ void launch_blocked(const char* label, const LaplacianPlan& plan, const Point& p
           l.lower, l.upper, l.tile);
       dispatch_points_per_item(p.m, [&](auto points) {
         dispatch_slow_points_per_item(p.m_slow, [&](auto slow_points) {
-          constexpr int M = decltype(points)::value, MS = decltype(slow_points)::value;
-          dispatch_store_kind(p.streaming_stores, [&](auto streaming) {
-            constexpr bool Streaming = decltype(streaming)::value;
-            if constexpr (!Point::template compiled<M, MS, Streaming>()) {
-              throw std::invalid_argument(Point::compiled_kernels());
-            } else {
-              Kokkos::parallel_for(
-                  label, policy,
-                  ColumnStencil<T, KokkosLayout, Reversed, M, MS, Streaming, Point>{
-                      u, f, point, static_cast<int>(l.j_begin), static_cast<int>(l.j_end),
-                      static_cast<int>(l.s_begin), static_cast<int>(l.s_end),
-                      static_cast<int>(l.c_begin), static_cast<int>(l.c_end), p.blocks_per_item,
-                      static_cast<int>(l.slow_items_per_part),
-                      static_cast<int>(l.y_blocks_per_part), Divisor(l.slow_items_per_part),
-                      p.zero_row_ends});
-            }
+          dispatch_contiguous_points_per_item(p.m_contiguous, [&](auto contiguous_points) {
+            constexpr int M = decltype(points)::value, MS = decltype(slow_points)::value;
+            constexpr int MC = decltype(contiguous_points)::value;
+            dispatch_store_kind(p.streaming_stores, [&](auto streaming) {
+              constexpr bool Streaming = decltype(streaming)::value;
+              if constexpr (!Point::template compiled<M, MS, MC, Streaming>()) {
+                throw std::invalid_argument(Point::compiled_kernels());
+              } else {
+                Kokkos::parallel_for(
+                    label, policy,
+                    ColumnStencil<T, KokkosLayout, Reversed, M, MS, MC, Streaming, Point>{
+                        u, f, point, static_cast<int>(l.j_begin), static_cast<int>(l.j_end),
+                        static_cast<int>(l.s_begin), static_cast<int>(l.s_end),
+                        static_cast<int>(l.c_begin), static_cast<int>(l.c_end), p.blocks_per_item,
+                        static_cast<int>(l.slow_items_per_part),
+                        static_cast<int>(l.y_blocks_per_part), Divisor(l.slow_items_per_part),
+                        p.zero_row_ends});
+              }
+            });
           });
         });
       });

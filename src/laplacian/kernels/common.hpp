@@ -57,6 +57,15 @@ void dispatch_slow_points_per_item(int m_slow, Body&& body) {
         "points per work item along the slowest axis (m_slow) must be 1, 2 or 4");
 }
 
+// Calls body(std::integral_constant<int, MC>) for the runtime points per work item along the
+// contiguous axis.
+template <class Body>
+void dispatch_contiguous_points_per_item(int m_contiguous, Body&& body) {
+  if (!dispatch_constant<1, 2>(m_contiguous, body))
+    throw std::invalid_argument(
+        "points per work item along the contiguous axis (m_contiguous) must be 1 or 2");
+}
+
 // Calls body(std::integral_constant<int, M>) for the runtime points per work item.
 template <class Body>
 void dispatch_points_per_item(int m, Body&& body) {
