@@ -14,6 +14,7 @@
 #include "core/deck_keys.hpp"
 #include "core/exec_space.hpp"
 #include "core/interrupt.hpp"
+#include "core/memory.hpp"
 #include "core/output.hpp"
 #include "core/timing.hpp"
 #include "fdtd/fdtd_deck.hpp"
@@ -139,6 +140,7 @@ std::vector<char*> with_device_of_local_rank(int argc, char* argv[], std::string
 
 int main(int argc, char* argv[]) {
   MPI_Init(&argc, &argv);
+  count_ranks_on_node();
   install_interrupt_handlers();
   int status = 0, world_rank = 0, world_ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);

@@ -201,6 +201,20 @@ class Ranks(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("4 ranks along x leave a rank no point of the 3 along that axis", r.stderr)
 
+    def test_deck_error_of_one_rank_alone_is_said_once(self):
+        # 65 points along z in [1, 1, 2]: rank 0 holds 34 (halo included), rank 1 33, which cannot
+        # hold whole pairs. Rank 0's set-up goes on to the memory check; neither may wait for the
+        # other in a collective the other never reaches.
+        r = launch(2, ["run", os.path.join(SOURCE, "inputs", "laplacian.toml"),
+                       "kernel.variant=blocked", "kernel.m_contiguous=2", "run.precision=float",
+                       "grid.nx=16", "grid.ny=16", "grid.nz=65", "mpi.dims=[1,1,2]",
+                       "output.root=" + self.dir], self.dir)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertEqual(r.stderr.count("kstencil: error:"), 1, r.stderr)
+        self.assertIn("[kernel] m_contiguous = 2", r.stderr)
+        self.assertIn("allocated extent, halo included, is 33", r.stderr)
+        self.assertEqual(os.listdir(self.dir), [])
+
     def test_failure_on_one_rank_ends_every_rank(self):
         # Rank 1 runs out of memory (its own address-space limit); rank 0 must not wait for it.
         deck = os.path.join(SOURCE, "inputs", "laplacian.toml")

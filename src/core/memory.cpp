@@ -10,23 +10,20 @@
 namespace kstencil {
 namespace {
 
-int ranks_on_this_node() {
-  int initialized = 0;
-  MPI_Initialized(&initialized);
-  if (!initialized) return 1;
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int ranks = 1;
-  MPI_Comm_size(node, &ranks);
-  MPI_Comm_free(&node);
-  return ranks;
-}
+int ranks_on_this_node = 1;  // count_ranks_on_node()
 
 std::string gib(double bytes) {
   return bytes >= 1 << 30 ? fmt("%.1f GiB", bytes / (1 << 30)) : fmt("%.0f MiB", bytes / (1 << 20));
 }
 
 }  // namespace
+
+void count_ranks_on_node() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  MPI_Comm_size(node, &ranks_on_this_node);
+  MPI_Comm_free(&node);
+}
 
 double host_available_bytes() {
   std::ifstream in("/proc/meminfo");
@@ -43,7 +40,7 @@ double host_available_bytes() {
 
 void check_memory(const Deck& deck, const MemoryNeed& need, const Index3& points,
                   const ExecLimits& limits) {
-  const int node_ranks = ranks_on_this_node();
+  const int node_ranks = ranks_on_this_node;
   struct Budget {
     const char* where;
     double need, available;

@@ -20,6 +20,12 @@ struct MemoryNeed {
   std::string what;         // what makes it up, for the message: "4 fields of 8 bytes"
 };
 
+// Counts the ranks on this node (a collective over MPI_COMM_WORLD), for check_memory's shares; 1
+// until called. The driver calls it once after MPI_Init: check_memory runs inside solver set-ups,
+// which may fail on some ranks only (a plan depends on the rank's box) and then must reach no
+// collective before agreed_setup's.
+void count_ranks_on_node();
+
 // The host's MemAvailable (/proc/meminfo), in bytes; -1 when unknown.
 double host_available_bytes();
 
