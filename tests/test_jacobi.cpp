@@ -254,6 +254,75 @@ TEST_CASE("norm every k iterations computes the same errors at those iterations"
   CHECK(every.solution_host() == third.solution_host());
 }
 
+TEST_CASE("a pipelined solve ends as the plain one: iterations, errors, checkpoints, iterate",
+          "[jacobi]") {
+  // The pipelined loop launches an iteration before it reads the error of the one before and
+  // undoes an iteration launched past the stop. On a host back end the launches complete at once,
+  // but every decision of the loop (speculative launch, undo, stops, checkpoints) is the same code.
+  const auto compare = [](auto&& plain, auto&& pipelined, const JacobiStop& stop) {
+    plain.set_pipelined(false);
+    pipelined.set_pipelined(true);
+    std::vector<std::pair<std::int64_t, decltype(plain.solution_host())>> saved[2];
+    const auto run = [&](auto& solver, int which) {
+      SolveContinuation from;
+      from.checkpoint_every = 7;
+      from.checkpoint = [&](const SolveResult& so_far) {
+        saved[which].emplace_back(so_far.iterations, solver.solution_host());
+      };
+      return solver.solve(stop, {}, from);
+    };
+    const SolveResult a = run(plain, 0), b = run(pipelined, 1);
+    CHECK(a.iterations == b.iterations);
+    CHECK(a.converged == b.converged);
+    CHECK(a.error == b.error);
+    REQUIRE(a.history.size() == b.history.size());
+    for (std::size_t n = 0; n < a.history.size(); ++n) {
+      CHECK(a.history[n].iteration == b.history[n].iteration);
+      CHECK(a.history[n].error == b.history[n].error);
+    }
+    CHECK(saved[0] == saved[1]);
+    CHECK(plain.solution_host() == pipelined.solution_host());
+    return a;
+  };
+  PoissonProblem p1;
+  p1.grid = Grid::whole({64, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  p1.boundary = [](const Index3& q) { return q[0] == 0 ? 1.0 : -2.0; };
+  PoissonProblem p3;
+  p3.grid = Grid::whole({9, 8, 10}, {0, 0, 0}, {1, 1, 1});
+  p3.boundary = [](const Index3& q) { return q[0] + 2.0 * q[2] - q[1]; };
+  // Not atomic: its sums' order changes from run to run, and so do its errors' last bits.
+  for (const PoissonProblem* p : {&p1, &p3})
+    for (NormStrategy norm :
+         {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::kokkos_kernels,
+          NormStrategy::team, NormStrategy::blocked}) {
+      if (norm == NormStrategy::blocked && p == &p1) continue;  // 3D grids only
+      // The errors of 40 iterations; tolerances between them stop at chosen iterations.
+      const auto history = make<double, Kokkos::LayoutRight>(*p, norm).solve({-1.0, 40, 1}).history;
+      REQUIRE(history.size() == 40);
+      for (int every : {1, 3})
+        for (const std::int64_t stop_at : {0, 1, 6, 7, 16, 20, 39}) {
+          INFO("norm " << to_string(norm) << ", grid " << p->grid.points[0] << ", every " << every
+                       << ", error at or below the tolerance from iteration " << stop_at);
+          // Stops after the first iteration with a computed error at or below the tolerance.
+          const double tolerance = history[stop_at].error;
+          const SolveResult r =
+              compare(make<double, Kokkos::LayoutRight>(*p, norm),
+                      make<double, Kokkos::LayoutRight>(*p, norm), {tolerance, 40, every});
+          std::int64_t last = stop_at;
+          while (last % every != 0) ++last;
+          if (last < 40) {
+            CHECK(r.iterations == last + 1);
+          } else {
+            CHECK(r.iterations == 40);
+          }
+        }
+      // Stopped by max_iterations, with and without an error at the last iteration.
+      for (const std::int64_t max : {1, 2, 15, 16, 17, 33})
+        compare(make<float, Kokkos::LayoutLeft>(*p, norm),
+                make<float, Kokkos::LayoutLeft>(*p, norm), {0.0, max, 2});
+    }
+}
+
 TEST_CASE("each norm strategy launches the kernels it is named for", "[jacobi]") {
   // The strategies give the same numbers, so only the launches tell them apart (a strategy that
   // silently ran another's kernels would pass every other test).

@@ -80,6 +80,24 @@ TEST_CASE("kernels and the copy ceiling are timed in alternating rounds", "[timi
   CHECK(timing.copy.gbs == std::max(timing.copy.kernel_gbs, timing.copy.deep_copy_gbs));
 }
 
+TEST_CASE("launches of several steps are timed per step against as many copies", "[timing]") {
+  // Each launch sleeps 4 ms in total for its 4 steps: 1 ms a step, whatever else it measures.
+  const int steps = 4, rounds = 3;
+  KernelRecorder recorder;
+  const SameRunTiming timing = time_with_copy_ceiling(
+      1 << 12, 8, 0, rounds, {[&] { std::this_thread::sleep_for(std::chrono::milliseconds(4)); }},
+      steps);
+  std::int64_t copies = 0;
+  for (const auto& name : recorder.names) copies += name == "kstencil::copy";
+  CHECK(copies == 1 + rounds * steps);  // the check, then `steps` a round
+  REQUIRE(timing.launches.size() == 1);
+  for (const double s : timing.launches[0].samples_s) {
+    CHECK(s >= 1e-3);
+    CHECK(s < 3e-3);  // 4 ms over 4 steps, not 4 ms a step (a loaded machine's 2 ms to spare)
+  }
+  CHECK_THROWS_AS(CopyCeiling(1 << 12, 8, 0, 0), std::invalid_argument);
+}
+
 TEST_CASE("the copy ceiling alone runs no launches and needs a timed round", "[timing]") {
   const CopyBandwidth copy = measure_copy_bandwidth(1 << 12, 4, 0, 2);
   CHECK(copy.element_bytes == 4);

@@ -31,7 +31,9 @@ struct CopyBandwidth {
 // `element_bytes` (4 or 8), verified once (throws if wrong), after `warmup` untimed rounds.
 class CopyCeiling {
  public:
-  CopyCeiling(std::int64_t elements, int element_bytes, int warmup);
+  // `back_to_back` > 1: a round times that many copies queued one after another, fenced once (as
+  // work whose launches the host queues ahead), and counts their mean.
+  CopyCeiling(std::int64_t elements, int element_bytes, int warmup, int back_to_back = 1);
   ~CopyCeiling();
   CopyCeiling(const CopyCeiling&) = delete;
   CopyCeiling& operator=(const CopyCeiling&) = delete;
@@ -65,9 +67,11 @@ struct SameRunTiming {
 // deep_copy, each fenced and timed on its own, after `warmup` untimed rounds. Alternating them puts
 // a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel and
 // ceiling alike, so the ratio of their medians stops depending on when each was timed.
+// `per_launch` > 1: each launch runs that many steps unfenced (a solver's iterations as its loop
+// queues them) and its samples are per step; the copies are timed as many back to back.
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
-                                     int rounds,
-                                     const std::vector<std::function<void()>>& launches);
+                                     int rounds, const std::vector<std::function<void()>>& launches,
+                                     int per_launch = 1);
 
 // Wall-clock seconds of a run's phases one after another (verification, set-up, steps, ...): where
 // a run's time to result goes besides its timed steps. Host time, unfenced: a phase that ends

@@ -16,6 +16,7 @@
 #include "core/grid.hpp"
 #include "core/halo.hpp"
 #include "core/mapping.hpp"
+#include "core/stream_mark.hpp"
 #include "laplacian/plan.hpp"
 #include "poisson/poisson.hpp"
 
@@ -112,9 +113,14 @@ class JacobiSolver {
   // Iterates until the error is at most the tolerance or max_iterations are done, calling
   // on_error(iteration, error) for each computed error (the seed's loop, with norm_every).
   // `from`: where it starts (a checkpoint's solve so far) and the checkpoints on the way.
+  // Pipelined, each iteration is launched before the error of the one before it is read, so that
+  // the device never waits for the host; an iteration launched past the stop is undone (it wrote
+  // the other iterate only), so the result is the same either way.
   SolveResult solve(const JacobiStop& stop,
                     const std::function<void(std::int64_t, double)>& on_error = {},
                     const SolveContinuation& from = {});
+  // Default: where the host can run ahead of the device (StreamMark::asynchronous()).
+  void set_pipelined(bool on) { pipelined_ = on; }
   // The current iterate over this rank's owned box, x fastest (host memory).
   std::vector<T> solution_host() const;
   // Continues from a checkpoint's iterate (this rank's owned box, x fastest).
@@ -133,11 +139,25 @@ class JacobiSolver {
   // The update of the plan's box; with the norm, the local sum of squared changes goes to
   // partial_sums_(slot) without waiting for it, so that an interior update overlaps the halo.
   void update_part(const JacobiPlan& plan, bool norm, int slot);
+  // An iteration launched with the norm whose error is not read yet: its partial sums are on
+  // their way to sums_host_[buffer] (the first `slots`), or `sum` is known already.
+  struct Launched {
+    std::int64_t iteration;
+    int buffer, slots;
+    std::optional<double> sum;
+  };
+  // One iteration old -> new (then the two swap), without waiting for it.
+  std::optional<Launched> launch(std::int64_t iteration, bool norm);
+  double error_of(const Launched& launched);  // waits for its sums
   Field<T, KokkosLayout> old_, new_, rhs_;
   Kokkos::View<double*> partial_sums_;  // one per part of an overlapped update (else one)
   Kokkos::View<double*> team_sums_;     // team: one per team of the largest plan
   Kokkos::View<double*> item_sums_;     // blocked: one per work item of the largest plan
-  typename Kokkos::View<double*>::HostMirror partial_sums_host_;
+  // Two, so that an iteration's sums can travel while the host reads the one's before.
+  Kokkos::View<double*, StagingSpace> sums_host_[2];
+  StreamMark sums_ready_[2];
+  int next_buffer_ = 0;
+  bool pipelined_ = StreamMark::asynchronous();
   Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old
   bool has_rhs_ = false;
   std::optional<T> uniform_rhs_;  // f as a scalar (rhs_ then a one-point field)

@@ -171,7 +171,8 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
   Kokkos::deep_copy(new_, old_);  // the boundary values, which no iteration writes
   partial_sums_ =
       Kokkos::View<double*>("jacobi_norm_parts", std::max<std::size_t>(overlap_plans_.size(), 1));
-  partial_sums_host_ = Kokkos::create_mirror_view(partial_sums_);
+  for (auto& buffer : sums_host_)
+    buffer = Kokkos::View<double*, StagingSpace>("jacobi_norm_parts_host", partial_sums_.extent(0));
   const auto largest = [&](const auto& count) {
     std::int64_t most = count(plan_);
     for (const JacobiPlan& part : overlap_plans_) most = std::max(most, count(part));
@@ -272,7 +273,8 @@ void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool nor
 }
 
 template <class T, class KokkosLayout>
-std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
+auto JacobiSolver<T, KokkosLayout>::launch(const std::int64_t iteration, const bool norm)
+    -> std::optional<Launched> {
   const bool sums = norm && plan_.config.norm != NormStrategy::kokkos_kernels;
   if (sums && plan_.config.norm == NormStrategy::atomic) Kokkos::deep_copy(partial_sums_, 0.0);
   int slots = 0;  // the parts updated (one, or the interior and the shell's boxes)
@@ -280,21 +282,42 @@ std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(bool norm) {
     update_part(part < 0 ? plan_ : overlap_plans_[part], norm, std::max(part, 0));
     slots = std::max(slots, std::max(part, 0) + 1);
   });
-  double sum = 0;
+  std::optional<Launched> launched;
   if (sums) {
-    Kokkos::deep_copy(partial_sums_host_, partial_sums_);
-    for (int slot = 0; slot < slots; ++slot) sum += partial_sums_host_(slot);
+    const Kokkos::DefaultExecutionSpace space;
+    launched = Launched{iteration, next_buffer_, slots, std::nullopt};
+    Kokkos::deep_copy(space, sums_host_[next_buffer_], partial_sums_);
+    sums_ready_[next_buffer_].record(space);
+    next_buffer_ ^= 1;
   }
   if (norm && plan_.config.norm == NormStrategy::kokkos_kernels) {
     // Kokkos Kernels accumulates in the field's type: in float, float sums. Its BLAS sums every
     // stored point: one rank only (jacobi_setup_from_deck).
     KokkosBlas::update(T(1), flat(new_), T(-1), flat(old_), T(0), flat(difference_));
     const double length = KokkosBlas::nrm2(flat(difference_));
-    sum = length * length;
+    launched = Launched{iteration, 0, 0, length * length};
   }
   std::swap(old_, new_);
-  if (!norm) return std::nullopt;
+  return launched;
+}
+
+template <class T, class KokkosLayout>
+double JacobiSolver<T, KokkosLayout>::error_of(const Launched& launched) {
+  double sum = 0;
+  if (launched.sum) {
+    sum = *launched.sum;
+  } else {
+    sums_ready_[launched.buffer].wait();
+    for (int slot = 0; slot < launched.slots; ++slot) sum += sums_host_[launched.buffer](slot);
+  }
   return std::sqrt(global_sum(sum, comm_) / point_count(grid_));
+}
+
+template <class T, class KokkosLayout>
+std::optional<double> JacobiSolver<T, KokkosLayout>::iterate(const bool norm) {
+  const std::optional<Launched> launched = launch(0, norm);
+  if (!launched) return std::nullopt;
+  return error_of(*launched);
 }
 
 template <class T, class KokkosLayout>
@@ -304,9 +327,22 @@ SolveResult JacobiSolver<T, KokkosLayout>::solve(
   SolveResult result = from.start;
   double error = result.history.empty() ? std::numeric_limits<double>::max() : result.error;
   std::int64_t iteration = result.iterations;
-  while (error > stop.tolerance && iteration < stop.max_iterations) {
+  std::optional<Launched> pending;  // the last iteration launched, its error not read yet
+  const auto read_pending = [&] {
+    if (!pending) return;
+    error = error_of(*pending);
+    result.history.push_back({pending->iteration, error});
+    if (on_error) on_error(pending->iteration, error);
+    pending.reset();
+  };
+  while (true) {
+    // The state at `iteration` is needed whole before the last iteration and a checkpoint.
+    if (!pipelined_ || iteration >= stop.max_iterations || from.checkpoint_due(iteration))
+      read_pending();
+    if (!pending && (error <= stop.tolerance || iteration >= stop.max_iterations)) break;
     if (iteration % interrupt_check_every == 0 && interrupt_agreed(comm_)) {
-      result.interrupted = true;
+      read_pending();
+      result.interrupted = error > stop.tolerance;  // else it converged just before the signal
       break;
     }
     if (from.checkpoint_due(iteration)) {
@@ -314,12 +350,17 @@ SolveResult JacobiSolver<T, KokkosLayout>::solve(
       result.error = error;
       from.checkpoint(result);
     }
-    if (auto e = iterate(iteration % std::max(stop.norm_every, 1) == 0)) {
-      error = *e;
-      result.history.push_back({iteration, error});
-      if (on_error) on_error(iteration, error);
-    }
+    std::optional<Launched> next = launch(iteration, iteration % std::max(stop.norm_every, 1) == 0);
     ++iteration;
+    if (pending) {
+      read_pending();
+      if (error <= stop.tolerance) {  // `next` went past the stop: it wrote the other iterate
+        std::swap(old_, new_);
+        --iteration;
+        break;
+      }
+    }
+    pending = std::move(next);
   }
   result.iterations = iteration;
   result.error = error;

@@ -13,8 +13,8 @@ Schema poisson_schema(const std::string& solver) {
   return join_keys({
       run_keys(solver),
       {Key("run", "repeats", T::integer, "20",
-           "Jacobi: timed rounds after the solve, each an iteration with the norm, one without and "
-           "the same-run copies")
+           "Jacobi: timed rounds after the solve, each 16 iterations with the norm (as the solve "
+           "runs them), 16 without and 16 same-run copies")
            .min(1)
            .max(100000)},
       {Key("grid", "nx", T::integer, "4194304", "points along x, boundary included").min(3),

@@ -1,0 +1,40 @@
+#pragma once
+// A point in the default execution instance's queue that the host can wait for without waiting for
+// the work queued after it: on CUDA and HIP an event recorded on the instance's stream, so that a
+// solver can read one iteration's result while the next iteration runs; on host back ends, whose
+// kernels complete before their launch returns, nothing to wait for.
+#include <Kokkos_Core.hpp>
+#include <utility>
+
+namespace kstencil {
+
+class StreamMark {
+ public:
+  StreamMark();
+  ~StreamMark();
+  StreamMark(const StreamMark&) = delete;
+  StreamMark& operator=(const StreamMark&) = delete;
+  StreamMark(StreamMark&& other) noexcept : event_(other.event_) { other.event_ = nullptr; }
+  StreamMark& operator=(StreamMark&& other) noexcept {
+    std::swap(event_, other.event_);
+    return *this;
+  }
+
+  // Marks the end of the work queued on `space` so far.
+  void record(const Kokkos::DefaultExecutionSpace& space);
+  // Returns once the work before the last record() is complete.
+  void wait() const;
+  // Whether the host can run ahead of the default instance's work (GPUs).
+  static constexpr bool asynchronous() {
+#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
+    return true;
+#else
+    return false;
+#endif
+  }
+
+ private:
+  void* event_ = nullptr;  // the backend's event handle, owned here
+};
+
+}  // namespace kstencil
