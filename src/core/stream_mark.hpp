@@ -6,6 +6,8 @@
 #include <Kokkos_Core.hpp>
 #include <utility>
 
+#include "core/side_instance.hpp"
+
 namespace kstencil {
 
 class StreamMark {
@@ -24,14 +26,8 @@ class StreamMark {
   void record(const Kokkos::DefaultExecutionSpace& space);
   // Returns once the work before the last record() is complete.
   void wait() const;
-  // Whether the host can run ahead of the default instance's work (GPUs).
-  static constexpr bool asynchronous() {
-#if defined(KOKKOS_ENABLE_CUDA) || defined(KOKKOS_ENABLE_HIP)
-    return true;
-#else
-    return false;
-#endif
-  }
+  // Whether the host can run ahead of the default instance's work: where instances are streams.
+  static constexpr bool asynchronous() { return SideInstance::concurrent(); }
 
  private:
   void* event_ = nullptr;  // the backend's event handle, owned here
