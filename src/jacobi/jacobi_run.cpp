@@ -185,7 +185,8 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
   JacobiSolver<T, KokkosLayout> timed(s.problem, s.plan, d, s.overlap_plans);
   const double points = point_count(g);
   const double bytes = 2 * points * sizeof(T);  // read the old iterate, write the new one
-  constexpr int stretch = static_cast<int>(interrupt_check_every);
+  // On host back ends each launch completes before it returns: one iteration a sample is the same.
+  constexpr int stretch = StreamMark::asynchronous() ? static_cast<int>(interrupt_check_every) : 1;
   const JacobiStop every_iteration{-1.0, stretch, 1};  // tolerance -1: no early stop
   const SameRunTiming rounds = time_with_copy_ceiling(g.owned.size(), sizeof(T), 2, s.repeats,
                                                       {[&] { timed.solve(every_iteration); },

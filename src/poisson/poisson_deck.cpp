@@ -14,7 +14,7 @@ Schema poisson_schema(const std::string& solver) {
       run_keys(solver),
       {Key("run", "repeats", T::integer, "20",
            "Jacobi: timed rounds after the solve, each 16 iterations with the norm (as the solve "
-           "runs them), 16 without and 16 same-run copies")
+           "runs them; 1 on hosts), as many without and as many same-run copies")
            .min(1)
            .max(100000)},
       {Key("grid", "nx", T::integer, "4194304", "points along x, boundary included").min(3),
