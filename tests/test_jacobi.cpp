@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/warp_sum.hpp"
+#include "jacobi/blocked.hpp"
 #include "jacobi/jacobi.hpp"
 #include "limits.hpp"
 
@@ -418,7 +420,9 @@ TEMPLATE_TEST_CASE("float on a GPU updates in pairs where rows hold them, bitwis
     c.layout = layout_of<TestType>();
     c.norm = NormStrategy::blocked;
     c.element_bytes = sizeof(float);
-    const JacobiPlan plan = plan_jacobi(c, p.grid, h100_limits());
+    ExecLimits gpu = h100_limits();
+    gpu.summed_lanes = warp_sum_lanes;  // the lanes this build's kernels add
+    const JacobiPlan plan = plan_jacobi(c, p.grid, gpu);
     REQUIRE_FALSE(plan.problem);
     REQUIRE(plan.blocked);
     INFO("contiguous extent " << contiguous << ": " << plan.describe());
@@ -441,5 +445,65 @@ TEMPLATE_TEST_CASE("float on a GPU updates in pairs where rows hold them, bitwis
       CHECK(std::abs(error - want) <= 1e-12 * want);
     }
     REQUIRE(solver.solution_host() == values);
+  }
+}
+
+TEST_CASE("on CUDA the blocked norm's warps add their lanes' sums: the launch runs to whole warps",
+          "[jacobi]") {
+  // The H100 plan of blocked with the norm: one slot per warp of 32 lanes along the contiguous
+  // axis. 200 points: items 0..199 (the row ends included) from an aligned start, padded to 224;
+  // 128 threads along the contiguous axis. The padding items update nothing (their c is past the
+  // row end) and add 0 to their warp's sum (checked on the device: docs/PERFORMANCE.md, Jacobi).
+  for (const Layout layout : {Layout::right, Layout::left}) {
+    const bool right = layout == Layout::right;
+    const Grid g =
+        Grid::whole(right ? Index3{20, 24, 200} : Index3{200, 24, 20}, {0, 0, 0}, {1, 1, 1});
+    JacobiKernelConfig c;
+    c.layout = layout;
+    c.norm = NormStrategy::blocked;
+    const JacobiPlan plan = plan_jacobi(c, g, h100_limits());
+    INFO(plan.describe());
+    REQUIRE_FALSE(plan.problem);
+    REQUIRE(plan.blocked->launch);
+    const LaplacianLaunch& l = *plan.blocked->launch;
+    CHECK(plan.sum_lanes == 32);
+    CHECK(l.tile[0] == 128);
+    CHECK(l.lower[0] == 0);
+    CHECK(l.upper[0] == 224);
+    CHECK(plan.describe().find("norm sums added over 32 lanes a warp") != std::string::npos);
+    CHECK(jacobi_detail::blocked_slots(l, plan.sum_lanes) ==
+          7 * (l.upper[1] - l.lower[1]) * (l.upper[2] - l.lower[2]));
+    // The same plan where a warp's lanes are not one row's: a tile of 16 along the contiguous
+    // axis, or (layout right iterated as left) the contiguous axis not the policy's first, whose
+    // tile of 32 is along x: one slot per work item, the range as planned.
+    for (const bool narrow : {true, false}) {
+      if (!narrow && !right) continue;
+      JacobiKernelConfig other = c;
+      if (narrow) {
+        other.tile =
+            right ? std::array<std::int64_t, 3>{1, 8, 16} : std::array<std::int64_t, 3>{16, 8, 1};
+      } else {
+        other.iterate = IterOrder::left;
+        other.tile = {32, 4, 1};
+      }
+      const JacobiPlan each = plan_jacobi(other, g, h100_limits());
+      INFO(each.describe() << " " << each.problem.value_or(""));
+      REQUIRE_FALSE(each.problem);
+      CHECK(each.sum_lanes == 1);
+      CHECK(each.describe().find("lanes a warp") == std::string::npos);
+      CHECK(to_axis_order(each.blocked->mapping, each.blocked->launch->upper)[right ? 2 : 0] ==
+            200);
+    }
+    // A build whose kernels add no lanes refuses such a plan rather than lose sums.
+    PoissonProblem p;
+    p.grid = g;
+    p.boundary = [](const Index3&) { return 1.0; };
+    if (warp_sum_lanes != 32) {
+      if (right)
+        CHECK_THROWS_AS((JacobiSolver<double, Kokkos::LayoutRight>(p, plan)),
+                        std::invalid_argument);
+      else
+        CHECK_THROWS_AS((JacobiSolver<double, Kokkos::LayoutLeft>(p, plan)), std::invalid_argument);
+    }
   }
 }

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/warp_sum.hpp"
+
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
 #elif defined(KOKKOS_ENABLE_HIP)
@@ -138,6 +140,7 @@ ExecLimits default_exec_limits() {
     throw std::runtime_error("cannot query the HIP device's properties");
 #endif
   limits.gpu = true;
+  limits.summed_lanes = warp_sum_lanes;
   limits.device_id = device;
   limits.device_name = prop.name;
   limits.max_threads_per_block = prop.maxThreadsPerBlock;

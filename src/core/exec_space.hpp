@@ -20,6 +20,7 @@ struct ExecLimits {
   int host_hardware_threads = 0;      // the host's hardware threads, whoever uses them; 0 unknown
   std::int64_t core_cache_bytes = 0;  // a host core's own last cache level (its L2); 0 unknown
   int device_id = -1;                 // GPU the process uses; -1 on hosts
+  int summed_lanes = 1;  // lanes whose values a kernel's warp adds in registers (core/warp_sum.hpp)
 };
 
 // Whether a host has few hardware threads (the 2-core development VMs), below the many-core hosts

@@ -3,10 +3,12 @@
 // slowest axis, y parts, row ends, evict-first stores; src/laplacian/kernels/blocked.hpp) with
 // Jacobi's point. With the norm, each work item sums its points' squared changes and writes the
 // sum to its own slot; a second, small reduction adds the slots (seed 004's block-level partial
-// sums and one global combination, without Kokkos 3.4's grid-capped reduction over the grid).
+// sums and one global combination, without Kokkos 3.4's grid-capped reduction over the grid). On
+// CUDA the lanes of a warp add their sums first and write one (JacobiPlan::sum_lanes).
 #include <cstdint>
 #include <string>
 
+#include "core/warp_sum.hpp"
 #include "jacobi/formula.hpp"
 #include "laplacian/kernels/blocked.hpp"
 
@@ -19,8 +21,9 @@ struct BlockedPoint {
   JacobiFormula<T> formula;                              // on a 3D grid: three_d
   laplacian_kernels::StencilInput<T, KokkosLayout> rhs;  // FieldRhs only
   T rhs_value;
-  Kokkos::View<double*> item_sums;  // one per work item of the launch
+  Kokkos::View<double*> item_sums;  // one per `lanes` work items of the launch
   int y_blocks, c_lower, c_items;   // the launch's extents: its slots' order
+  int lanes;                        // 1, or warp_sum_lanes: each warp whole, along one row
 
   static constexpr bool sums = Sums;
   using Sum = double;
@@ -46,8 +49,14 @@ struct BlockedPoint {
   }
   KOKKOS_FORCEINLINE_FUNCTION void finish(const int slow_item, const int block, const int c,
                                           const double sum) const {
-    item_sums((static_cast<std::int64_t>(slow_item) * y_blocks + block) * c_items + c - c_lower) =
-        sum;
+    const std::int64_t row = static_cast<std::int64_t>(slow_item) * y_blocks + block;
+    const int item = c - c_lower;
+    if (lanes == 1) {
+      item_sums(row * c_items + item) = sum;
+      return;
+    }
+    const double warp = warp_sum(sum);
+    if (item % lanes == 0) item_sums(row * (c_items / lanes) + item / lanes) = warp;
   }
   // What a Jacobi plan asks for, the Laplacian's blocked defaults: 8 x 1 points per block (float
   // layout right 4 x 2), evict-first stores. Each kernel is compiled per launch trait, precision
@@ -62,20 +71,22 @@ struct BlockedPoint {
   }
 };
 
-// Work items of a blocked launch: the slots BlockedPoint writes.
-inline std::int64_t blocked_items(const LaplacianLaunch& l) {
+// The slots BlockedPoint writes: one per `sum_lanes` work items of the launch.
+inline std::int64_t blocked_slots(const LaplacianLaunch& l, const int sum_lanes) {
   std::int64_t items = 1;
   for (int d = 0; d < 3; ++d) items *= l.upper[d] - l.lower[d];
-  return items;
+  return items / sum_lanes;
 }
 
 // old -> new over `plan` (a blocked Laplacian plan over the update box of a 3D grid); with
-// `item_sums` (at least blocked_items(*plan.launch) of them), each work item's sum of squared
-// changes. f: the `rhs` field where `field_rhs`, else `rhs_value` (0 without a right-hand side).
+// `item_sums` (at least blocked_slots(*plan.launch, sum_lanes) of them), the sums of squared
+// changes of each `sum_lanes` work items. f: the `rhs` field where `field_rhs`, else `rhs_value`
+// (0 without a right-hand side).
 template <class T, class KokkosLayout>
-void launch_blocked_update(const LaplacianPlan& plan, const JacobiFormula<T>& formula,
-                           const bool field_rhs, const Field<const T, KokkosLayout>& rhs,
-                           const T rhs_value, const Field<const T, KokkosLayout>& old_values,
+void launch_blocked_update(const LaplacianPlan& plan, const int sum_lanes,
+                           const JacobiFormula<T>& formula, const bool field_rhs,
+                           const Field<const T, KokkosLayout>& rhs, const T rhs_value,
+                           const Field<const T, KokkosLayout>& old_values,
                            const Field<T, KokkosLayout>& new_values,
                            const Kokkos::View<double*>& item_sums) {
   const LaplacianLaunch& l = *plan.launch;
@@ -89,7 +100,7 @@ void launch_blocked_update(const LaplacianPlan& plan, const JacobiFormula<T>& fo
         BlockedPoint<T, KokkosLayout, Sums, FieldRhs>{
             formula, rhs, rhs_value, item_sums, static_cast<int>(upper[1] - lower[1]),
             static_cast<int>(lower[contiguous]),
-            static_cast<int>(upper[contiguous] - lower[contiguous])},
+            static_cast<int>(upper[contiguous] - lower[contiguous]), sum_lanes},
         old_values, new_values);
   };
   const auto with_rhs = [&](auto sums) {

@@ -84,6 +84,10 @@ struct JacobiPlan {
   // blocked: the Laplacian's blocked plan over the same box (its kernel, tile and launch bounds;
   // the backend's blocked defaults where the configuration leaves them at 0).
   std::optional<LaplacianPlan> blocked;
+  // blocked with the norm: work items whose sums one slot holds. On CUDA a warp adds its 32 lanes'
+  // sums (core/warp_sum.hpp) where its lanes are consecutive items of one row; the launch's
+  // contiguous range then runs to whole warps (the items past the row end update nothing).
+  int sum_lanes = 1;
   bool gpu = false;                    // made for a GPU's limits
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
 

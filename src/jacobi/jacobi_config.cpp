@@ -129,13 +129,27 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
       resolve_laplacian_params(request, limits, c.layout, grid, c.element_bytes);
   plan.blocked = plan_laplacian(params, c.layout, c.element_bytes, grid, box, limits);
   if (plan.blocked->problem) plan.problem = plan.blocked->problem;
+  if (plan.problem || !plan.blocked->launch) return;
+  // A warp's lanes are consecutive items of one row where the contiguous axis is the policy's
+  // first dimension (a GPU block's x) and its tile there whole warps; with the range padded to
+  // whole warps, no warp has a lane outside it.
+  LaplacianLaunch& l = *plan.blocked->launch;
+  const int lanes = limits.summed_lanes;
+  const bool contiguous_first =
+      to_policy_order(plan.blocked->mapping, Index3{0, 1, 2})[0] == plan.blocked->axes.contiguous;
+  if (lanes > 1 && contiguous_first && l.tile[0] % lanes == 0) {
+    l.upper[0] = l.lower[0] + (l.upper[0] - l.lower[0] + lanes - 1) / lanes * lanes;
+    plan.sum_lanes = lanes;
+  }
 }
 
 }  // namespace
 
 std::string JacobiPlan::describe() const {
   if (!blocked) return mapping.describe();
-  return blocked->policy_description() + "; " + blocked->details(gpu);
+  return blocked->policy_description() + "; " + blocked->details(gpu) +
+         (sum_lanes > 1 ? "; norm sums added over " + std::to_string(sum_lanes) + " lanes a warp"
+                        : "");
 }
 
 JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid,

@@ -162,6 +162,13 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
   if (plan_.problem) throw std::invalid_argument("Jacobi plan not valid: " + *plan_.problem);
   if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.points != grid_.points)
     throw std::invalid_argument("Jacobi plan made for other fields");
+  // Warp sums of lanes this build's kernels do not add would lose the other lanes' sums.
+  bool lanes_summed = plan_.sum_lanes == 1 || plan_.sum_lanes == warp_sum_lanes;
+  for (const JacobiPlan& part : overlap_plans_)
+    lanes_summed = lanes_summed && (part.sum_lanes == 1 || part.sum_lanes == warp_sum_lanes);
+  if (!lanes_summed)
+    throw std::invalid_argument(
+        "Jacobi plan made for warps of other lane counts than this build's");
   const auto fields = make_poisson_fields<T, KokkosLayout>(problem, true);
   old_ = fields.u;
   rhs_ = fields.rhs;
@@ -184,7 +191,7 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
   if (plan_.config.norm == NormStrategy::blocked)
     item_sums_ = Kokkos::View<double*>(
         "jacobi_item_sums", largest([](const JacobiPlan& p) {
-          return p.blocked->launch ? jacobi_detail::blocked_items(*p.blocked->launch)
+          return p.blocked->launch ? jacobi_detail::blocked_slots(*p.blocked->launch, p.sum_lanes)
                                    : std::int64_t(0);
         }));
   if (plan_.config.norm == NormStrategy::kokkos_kernels)
@@ -215,10 +222,11 @@ void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool nor
       if (norm) Kokkos::deep_copy(sum, 0.0);
       return;
     }
-    const std::int64_t items = blocked_items(*plan.blocked->launch);
-    launch_blocked_update<T, KokkosLayout>(*plan.blocked, formula, has_rhs_, rhs_, rhs_value, old_,
-                                           new_, norm ? item_sums_ : Kokkos::View<double*>());
-    if (norm) SumParts::launch("kstencil::jacobi::item_sums", item_sums_, items, sum);
+    const std::int64_t slots = blocked_slots(*plan.blocked->launch, plan.sum_lanes);
+    launch_blocked_update<T, KokkosLayout>(*plan.blocked, plan.sum_lanes, formula, has_rhs_, rhs_,
+                                           rhs_value, old_, new_,
+                                           norm ? item_sums_ : Kokkos::View<double*>());
+    if (norm) SumParts::launch("kstencil::jacobi::item_sums", item_sums_, slots, sum);
   } else if (norm && plan.config.norm == NormStrategy::team) {
     const TeamNormLoop<T, KokkosLayout> loop{
         update,
