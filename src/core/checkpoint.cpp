@@ -75,7 +75,6 @@ class Reader {
     if (id < 0) fail(what);
     return id;
   }
-  const std::string& path() const { return path_; }
 
  private:
   std::string path_;
