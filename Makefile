@@ -24,7 +24,7 @@ export OMP_PLACES ?= threads
 # Debian's interpreter, with matplotlib, for the plots in run folders.
 export KSTENCIL_PYTHON ?= /usr/bin/python3
 
-.PHONY: run test build deps test-deps kokkos-sources bench format clean fuzz sanitize
+.PHONY: run test build deps test-deps kokkos-sources bench format clean fuzz sanitize compile-check
 
 # `make run` replaces its own earlier run folder (--overwrite); `kstencil run` alone refuses to.
 run: build
@@ -60,6 +60,13 @@ test-deps: kokkos-sources
 # --sanitize). Run-time options and leak suppressions: tests/sanitize/.
 sanitize:
 	$(MAKE) test PRESET=$(PRESET)-sanitize BOOTSTRAP_FLAGS=--sanitize
+
+# CI's check that a GPU backend compiles (BACKEND=hip, or cuda KOKKOS=4.6), on machines without
+# the GPU: the library and the driver with host code at -O0 (HIP: its device code too), preset
+# $(PRESET)-check in build/$(PRESET)-check, against the same Kokkos as make build. A third to
+# two thirds less compile time than the optimised build (docs/KOKKOS.md, "Build times").
+compile-check:
+	$(MAKE) build PRESET=$(PRESET)-check TARGET=kstencil
 
 kokkos-sources:
 ifneq ($(KOKKOS),)
