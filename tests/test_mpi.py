@@ -92,11 +92,12 @@ class Ranks(unittest.TestCase):
                     self.assertEqual(r.stdout.count("verification"), 1, r.stdout)
 
     def test_jacobi_1d_history_unchanged(self):
-        # Seed 004's problem as printed: the same lines at 2 and 4 ranks.
+        # Seed 004's problem as printed: the same lines at 2 and 4 ranks (under the sanitizers at
+        # 2: four ranks on two cores take 35 s there; the other tests cut grids 3, 4 and 8 ways).
         r1, _ = self.run_deck(1, "jacobi_1d.toml", "j1")
         lines = [l for l in r1.stdout.splitlines() if l.startswith("Iteration") or "!" in l]
         self.assertIn("Success!", lines)
-        for ranks in (2, 4):
+        for ranks in (2,) if os.environ.get("KSTENCIL_SANITIZED") else (2, 4):
             r, _ = self.run_deck(ranks, "jacobi_1d.toml", "j%d" % ranks)
             self.assertEqual(
                 [l for l in r.stdout.splitlines() if l.startswith("Iteration") or "!" in l], lines)
