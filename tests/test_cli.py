@@ -480,9 +480,6 @@ class FdtdRuns(Workdir):
     def test_cavity_left_float_column_arrays(self):
         self.check_cavity("left", "float", "column", "arrays")
 
-    def test_cavity_right_float_blocked_arrays(self):
-        self.check_cavity("right", "float", "blocked", "arrays")
-
     def test_cavity_xdmf_places_each_component_on_its_lattice(self):
         folder = self.check_cavity("left", "double", "cell", "uniform")
         root = ET.parse(os.path.join(folder, "cavity.xdmf")).getroot()
@@ -552,12 +549,6 @@ class FdtdBadDecks(Workdir):
     def test_block_needs_per_cell_media(self):
         self.expect_error(["media.block_hi=[1.5, 2.5, 3.5]"], "[media] block_hi",
                           'media.mode = "arrays"')
-
-    def test_runs_along_the_slowest_axis_need_the_blocked_kernel(self):
-        self.expect_error(["kernel.variant=cell", "kernel.m_slow=4"], "[kernel] m_slow = 4",
-                          "cell updates one cell per work item", '1 or "auto" for cell')
-        self.expect_error(["kernel.variant=blocked", "kernel.m_slow=0"], "[kernel] m_slow",
-                          "integer >= 1")
 
     def test_probe_outside_the_domain(self):
         self.expect_error(["diagnostics.probes=[[1.5, 2.5, 9]]"], "[diagnostics] probes",

@@ -132,17 +132,10 @@ class Ranks(unittest.TestCase):
                  "source.frequency=0.1",
                  "diagnostics.probes=[[12.0,10.0,9.0],[6.0,10.0,9.0],[18.0,4.0,12.0]]"]
         self.run_deck(1, "fdtd_dipole.toml", "one", extra)
-        # The default kernel on every case; the blocked one, whose runs along the slowest axis
-        # start at rank and overlap boundaries, split along x (layout right's slowest axis) and
-        # along z (layout left's).
-        blocked = ["kernel.variant=blocked", "kernel.m_slow=5"]
-        cases = [case + ([],) for case in self.CASES] + [
-            (2, "[2, 1, 1]", "true", blocked),
-            (4, "[2, 1, 2]", "true", blocked + ["kernel.layout=left"])]
-        for ranks, dims, overlap, kernel in cases:
-            with self.subTest(ranks=ranks, dims=dims, overlap=overlap, kernel=kernel):
-                name = "fdtd%d%s%d" % (ranks, overlap, len(kernel))
-                self.run_deck(ranks, "fdtd_dipole.toml", name, extra + kernel + [
+        for ranks, dims, overlap in self.CASES:
+            with self.subTest(ranks=ranks, dims=dims, overlap=overlap):
+                name = "fdtd%d%s" % (ranks, overlap)
+                self.run_deck(ranks, "fdtd_dipole.toml", name, extra + [
                     "mpi.dims=" + dims, "mpi.overlap=" + overlap])
                 self.assert_same_fields("one", name)
                 with open(os.path.join(self.dir, "one", "probes.csv")) as a, \

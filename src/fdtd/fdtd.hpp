@@ -25,8 +25,7 @@ namespace kstencil {
 enum class FdtdVariant {
   cell,    // one cell per work item, 3D MDRange with the layout-aware mapping
   column,  // one work item per column along the slowest axis, 2D MDRange (seed 001's loop over z)
-  line,    // one work item per row along the contiguous axis, vectorised on hosts, 2D MDRange
-  blocked  // m_slow cells along the slowest axis per work item, shared values in registers
+  line     // one work item per row along the contiguous axis, vectorised on hosts, 2D MDRange
 };
 FdtdVariant parse_fdtd_variant(const std::string& word);
 std::string to_string(FdtdVariant variant);
@@ -40,7 +39,6 @@ struct FdtdKernelConfig {
   // tile fitted to the caches).
   std::array<std::int64_t, 3> tile{0, 0, 0};
   int launch_bounds = 0;
-  int m_slow = 1;         // blocked: cells per work item along the slowest axis
   int element_bytes = 8;  // of the fields: the line variant's host tile
 };
 
@@ -159,26 +157,24 @@ struct ProbeRecord {
 struct FdtdLaunch {
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
   std::array<std::int64_t, 3> tile{1, 1, 1};
-  // column, line and blocked variants: the cells each work item loops over along the slowest
-  // (column, blocked) or the contiguous axis (line): the first (local index) and how many; blocked
-  // runs from loop_start + b loop_length, the last one cut at loop_end.
+  // column and line variants: the cells each work item loops over along the slowest (column) or
+  // the contiguous axis (line): the first (local index) and how many.
   int loop_start = 0;
   int loop_length = 0;
-  int loop_end = 0;
 };
 
 // The update kernels' plan, computed once from the configuration, the cells and the device
 // limits: validation (problem), launching (YeeSolver) and the report (describe) read it.
 struct FdtdPlan {
   FdtdKernelConfig config;
-  Mapping mapping;  // of the policy: cell as resolved, column and blocked Iterate::Left over (c, j)
+  Mapping mapping;  // of the policy: cell as resolved, column Iterate::Left over (c, j)
   Index3 cells{0, 0, 0};
   FdtdLaunch launch;
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
 
   // "policy (i,j,k), Iterate::Right", or the column variant's "policy (k,j), columns along x".
   std::string describe() const;
-  // The launched tile in work items per axis x y z (a column, a run or a row is one work item).
+  // The launched tile in work items per axis x y z (a column or a row is one work item).
   std::array<std::int64_t, 3> tile_per_axis() const;
 };
 

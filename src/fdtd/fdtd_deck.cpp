@@ -27,17 +27,10 @@ const Schema& fdtd_schema() {
            "column = one work item per column along the slowest axis (2D MDRange, ignores "
            "iterate and the slowest axis' tile entry); line = one work item per row along the "
            "contiguous axis, vectorised on hosts (2D MDRange, ignores iterate and the contiguous "
-           "axis' tile entry; on hosts 0 entries are fitted to the caches); blocked = runs of "
-           "m_slow cells along the slowest axis per work item, the values neighbouring cells "
-           "share kept in registers, evict-first stores on GPUs (3D MDRange: contiguous axis, "
-           "y, runs; the slowest axis' tile entry counts runs); auto = line on hosts, cell on "
-           "GPUs")
-           .choices({"auto", "cell", "column", "line", "blocked"})},
+           "axis' tile entry; on hosts 0 entries are fitted to the caches); auto = line on "
+           "hosts, cell on GPUs")
+           .choices({"auto", "cell", "column", "line"})},
       kernel_trait_keys(),
-      {Key("kernel", "m_slow", T::integer_or_auto, R"("auto")",
-           "blocked: cells per work item along the slowest axis (x in layout right, z in layout "
-           "left); others: 1; auto = 4 for blocked, else 1")
-           .min(1)},
       {Key("media", "mode", T::string, R"("uniform")",
            "uniform = scalar update coefficients; arrays = per-cell coefficient arrays (3 more "
            "values read per cell and step)")

@@ -61,17 +61,6 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
     tile = {config.tile[contiguous], config.tile[1], 1};
     launch.loop_start = static_cast<int>(cells.lo[slow]);
     launch.loop_length = static_cast<int>(cells.extent(slow));
-  } else if (config.variant == FdtdVariant::blocked) {
-    // As column, the third policy dimension counting runs of m_slow cells along the slowest axis.
-    const int contiguous = config.layout == Layout::right ? 2 : 0;
-    const int slow = 2 - contiguous;
-    const std::int64_t m = std::max(config.m_slow, 1);
-    launch.lower = {cells.lo[contiguous], cells.lo[1], 0};
-    launch.upper = {cells.hi[contiguous], cells.hi[1], (cells.extent(slow) + m - 1) / m};
-    tile = {config.tile[contiguous], config.tile[1], config.tile[slow]};
-    launch.loop_start = static_cast<int>(cells.lo[slow]);
-    launch.loop_length = static_cast<int>(m);
-    launch.loop_end = static_cast<int>(cells.hi[slow]);
   } else if (config.variant == FdtdVariant::line) {
     // Policy (plane along the slowest axis, j, 0), Iterate::Right; the contiguous axis is the
     // loop in each work item.
@@ -110,11 +99,6 @@ std::string FdtdPlan::describe() const {
       return mapping.describe();
     case FdtdVariant::column:
       return right ? "policy (k,j), columns along x" : "policy (i,j), columns along z";
-    case FdtdVariant::blocked:
-      return right ? "policy (k,j,x run), runs of " + std::to_string(launch.loop_length) +
-                         " cells along x"
-                   : "policy (i,j,z run), runs of " + std::to_string(launch.loop_length) +
-                         " cells along z";
     case FdtdVariant::line:
       return right ? "policy (i,j), Iterate::Right, rows along z"
                    : "policy (k,j), Iterate::Right, rows along x";
@@ -131,10 +115,6 @@ std::array<std::int64_t, 3> FdtdPlan::tile_per_axis() const {
       return to_axis_order(mapping, launch.tile);
     case FdtdVariant::column:
       tile[contiguous] = launch.tile[0];
-      break;
-    case FdtdVariant::blocked:
-      tile[contiguous] = launch.tile[0];
-      tile[slow] = launch.tile[2];
       break;
     case FdtdVariant::line:
       tile[slow] = launch.tile[0];

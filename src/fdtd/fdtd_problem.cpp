@@ -12,7 +12,6 @@ FdtdVariant parse_fdtd_variant(const std::string& word) {
   if (word == "cell") return FdtdVariant::cell;
   if (word == "column") return FdtdVariant::column;
   if (word == "line") return FdtdVariant::line;
-  if (word == "blocked") return FdtdVariant::blocked;
   throw std::invalid_argument("unknown FDTD variant " + word);
 }
 
@@ -24,8 +23,6 @@ std::string to_string(FdtdVariant variant) {
       return "column";
     case FdtdVariant::line:
       return "line";
-    case FdtdVariant::blocked:
-      return "blocked";
   }
   return "?";
 }

@@ -139,17 +139,6 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
     kernel.tile = traits.tile;
     kernel.launch_bounds = *traits.launch_bounds;
   }
-  if (!deck.is_auto("kernel", "m_slow")) {
-    kernel.m_slow = static_cast<int>(deck.integer("kernel", "m_slow"));
-    if (kernel.variant != FdtdVariant::blocked && kernel.m_slow != 1)
-      throw deck.error("kernel", "m_slow",
-                       to_string(kernel.variant) +
-                           " updates one cell per work item along the "
-                           "slowest axis (blocked has runs)",
-                       "1 or \"auto\" for " + to_string(kernel.variant));
-  } else if (kernel.variant == FdtdVariant::blocked) {
-    kernel.m_slow = 4;
-  }
   kernel.element_bytes = s.single_precision ? 4 : 8;
   s.mpi = mpi_config_from_deck(deck, p.nodes().points, rank, ranks, traits.layout, limits);
   const Grid nodes = s.mpi.local_grid(p.nodes());
@@ -496,7 +485,6 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
       .fact("mapping", mapping)
       .fact("tile", s.plan.tile_per_axis())
       .fact("launch_bounds", kernel.launch_bounds)
-      .fact("m_slow", kernel.m_slow)
       .fact("precision", precision)
       .fact("media", to_string(p.media.mode))
       .fact("cells", p.cells)

@@ -7,7 +7,6 @@
 
 #include "core/decomposition.hpp"
 #include "core/policy.hpp"
-#include "core/stores.hpp"
 #include "fdtd/fdtd.hpp"
 
 namespace kstencil {
@@ -70,20 +69,6 @@ struct LineFrame {
   }
 };
 
-// E's update of one value from the two H components it curls, each at the cell and one cell back
-// along an axis: every variant computes it in this order, so that all agree bitwise.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION T e_next(const T e, const T ca, const T cb, const T a, const T a_back,
-                                     const T ia, const T b, const T b_back, const T ib) {
-  return ca * e + cb * ((a - a_back) * ia - (b - b_back) * ib);
-}
-// H's update of one value from the two E components it curls, each one cell ahead and at the cell.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION T h_next(const T h, const T d, const T a_ahead, const T a, const T ia,
-                                     const T b_ahead, const T b, const T ib) {
-  return h - d * ((a_ahead - a) * ia - (b_ahead - b) * ib);
-}
-
 // e[q] = ca e[q] + cb ((a[q] - a[q - da]) ia - (b[q] - b[q - db]) ib) for q in [0, n), with ca and
 // cb per point in arrays mode: UpdateE's expression, in its order.
 template <bool Arrays, class T>
@@ -96,7 +81,7 @@ KOKKOS_FORCEINLINE_FUNCTION void e_line(T* KOKKOS_RESTRICT e, const T* KOKKOS_RE
   for (int q = 0; q < n; ++q) {
     const T ca = Arrays ? ca_of[q] : ca0;
     const T cb = Arrays ? cb_of[q] : cb0;
-    e[q] = e_next(e[q], ca, cb, a[q], a[q - da], ia, b[q], b[q - db], ib);
+    e[q] = ca * e[q] + cb * ((a[q] - a[q - da]) * ia - (b[q] - b[q - db]) * ib);
   }
 }
 // h[q] -= d ((a[q + da] - a[q]) ia - (b[q + db] - b[q]) ib): UpdateH's expression, in its order.
@@ -108,7 +93,7 @@ KOKKOS_FORCEINLINE_FUNCTION void h_line(T* KOKKOS_RESTRICT h, const T* KOKKOS_RE
                                         const int n) {
   for (int q = 0; q < n; ++q) {
     const T d = Arrays ? d_of[q] : d0;
-    h[q] = h_next(h[q], d, a[q + da], a[q], ia, b[q + db], b[q], ib);
+    h[q] = h[q] - d * ((a[q + da] - a[q]) * ia - (b[q + db] - b[q]) * ib);
   }
 }
 
@@ -121,68 +106,14 @@ struct UpdateE {
     const T ca = Arrays ? v.ca(i, j, k) : v.ca0;
     const T cb = Arrays ? v.cb(i, j, k) : v.cb0;
     if (j + v.oj > 0 && k + v.ok > 0)
-      v.ex(i, j, k) = e_next(v.ex(i, j, k), ca, cb, v.hz(i, j, k), v.hz(i, j - 1, k), v.idy,
-                             v.hy(i, j, k), v.hy(i, j, k - 1), v.idz);
+      v.ex(i, j, k) = ca * v.ex(i, j, k) + cb * ((v.hz(i, j, k) - v.hz(i, j - 1, k)) * v.idy -
+                                                 (v.hy(i, j, k) - v.hy(i, j, k - 1)) * v.idz);
     if (i + v.oi > 0 && k + v.ok > 0)
-      v.ey(i, j, k) = e_next(v.ey(i, j, k), ca, cb, v.hx(i, j, k), v.hx(i, j, k - 1), v.idz,
-                             v.hz(i, j, k), v.hz(i - 1, j, k), v.idx);
+      v.ey(i, j, k) = ca * v.ey(i, j, k) + cb * ((v.hx(i, j, k) - v.hx(i, j, k - 1)) * v.idz -
+                                                 (v.hz(i, j, k) - v.hz(i - 1, j, k)) * v.idx);
     if (i + v.oi > 0 && j + v.oj > 0)
-      v.ez(i, j, k) = e_next(v.ez(i, j, k), ca, cb, v.hy(i, j, k), v.hy(i - 1, j, k), v.idx,
-                             v.hx(i, j, k), v.hx(i, j - 1, k), v.idy);
-  }
-  // The cells [s0, s1) along the slowest axis (x if XColumns, else z) at contiguous index c and
-  // row j: the two H components read one cell back along that axis are the previous cell's own,
-  // kept in registers. The same values as operator() at each cell; stores evict-first.
-  template <bool XColumns>
-  KOKKOS_FORCEINLINE_FUNCTION void column(const int c, const int j, const int s0,
-                                          const int s1) const {
-    const bool y_inside = j + v.oj > 0;
-    if (XColumns) {
-      const int k = c;
-      const bool z_inside = k + v.ok > 0;
-      // Read only where operator() reads them (the cell before a wall may not exist).
-      T hy_back = s0 + v.oi > 0 ? v.hy(s0 - 1, j, k) : T(0);
-      T hz_back = s0 + v.oi > 0 ? v.hz(s0 - 1, j, k) : T(0);
-      for (int i = s0; i < s1; ++i) {
-        const T ca = Arrays ? v.ca(i, j, k) : v.ca0;
-        const T cb = Arrays ? v.cb(i, j, k) : v.cb0;
-        const T hx = v.hx(i, j, k), hy = v.hy(i, j, k), hz = v.hz(i, j, k);
-        const bool x_inside = i + v.oi > 0;
-        if (y_inside && z_inside)
-          store_output<true>(&v.ex(i, j, k), e_next(v.ex(i, j, k), ca, cb, hz, v.hz(i, j - 1, k),
-                                                    v.idy, hy, v.hy(i, j, k - 1), v.idz));
-        if (x_inside && z_inside)
-          store_output<true>(&v.ey(i, j, k), e_next(v.ey(i, j, k), ca, cb, hx, v.hx(i, j, k - 1),
-                                                    v.idz, hz, hz_back, v.idx));
-        if (x_inside && y_inside)
-          store_output<true>(&v.ez(i, j, k), e_next(v.ez(i, j, k), ca, cb, hy, hy_back, v.idx, hx,
-                                                    v.hx(i, j - 1, k), v.idy));
-        hy_back = hy;
-        hz_back = hz;
-      }
-    } else {
-      const int i = c;
-      const bool x_inside = i + v.oi > 0;
-      T hx_back = s0 + v.ok > 0 ? v.hx(i, j, s0 - 1) : T(0);
-      T hy_back = s0 + v.ok > 0 ? v.hy(i, j, s0 - 1) : T(0);
-      for (int k = s0; k < s1; ++k) {
-        const T ca = Arrays ? v.ca(i, j, k) : v.ca0;
-        const T cb = Arrays ? v.cb(i, j, k) : v.cb0;
-        const T hx = v.hx(i, j, k), hy = v.hy(i, j, k), hz = v.hz(i, j, k);
-        const bool z_inside = k + v.ok > 0;
-        if (y_inside && z_inside)
-          store_output<true>(&v.ex(i, j, k), e_next(v.ex(i, j, k), ca, cb, hz, v.hz(i, j - 1, k),
-                                                    v.idy, hy, hy_back, v.idz));
-        if (x_inside && z_inside)
-          store_output<true>(&v.ey(i, j, k), e_next(v.ey(i, j, k), ca, cb, hx, hx_back, v.idz, hz,
-                                                    v.hz(i - 1, j, k), v.idx));
-        if (x_inside && y_inside)
-          store_output<true>(&v.ez(i, j, k), e_next(v.ez(i, j, k), ca, cb, hy, v.hy(i - 1, j, k),
-                                                    v.idx, hx, v.hx(i, j - 1, k), v.idy));
-        hx_back = hx;
-        hy_back = hy;
-      }
-    }
+      v.ez(i, j, k) = ca * v.ez(i, j, k) + cb * ((v.hy(i, j, k) - v.hy(i - 1, j, k)) * v.idx -
+                                                 (v.hx(i, j, k) - v.hx(i, j - 1, k)) * v.idy);
   }
   // The cells [begin, end) along the contiguous axis of row j in plane s (the slowest axis), one
   // component after the other, each a loop host compilers vectorise: the same values as
@@ -214,12 +145,12 @@ struct UpdateH {
   KOKKOS_FORCEINLINE_FUNCTION void next(const int i, const int j, const int k, T& nx, T& ny,
                                         T& nz) const {
     const T db = Arrays ? v.db(i, j, k) : v.db0;
-    nx = h_next(v.hx(i, j, k), db, v.ez(i, j + 1, k), v.ez(i, j, k), v.idy, v.ey(i, j, k + 1),
-                v.ey(i, j, k), v.idz);
-    ny = h_next(v.hy(i, j, k), db, v.ex(i, j, k + 1), v.ex(i, j, k), v.idz, v.ez(i + 1, j, k),
-                v.ez(i, j, k), v.idx);
-    nz = h_next(v.hz(i, j, k), db, v.ey(i + 1, j, k), v.ey(i, j, k), v.idx, v.ex(i, j + 1, k),
-                v.ex(i, j, k), v.idy);
+    nx = v.hx(i, j, k) - db * ((v.ez(i, j + 1, k) - v.ez(i, j, k)) * v.idy -
+                               (v.ey(i, j, k + 1) - v.ey(i, j, k)) * v.idz);
+    ny = v.hy(i, j, k) - db * ((v.ex(i, j, k + 1) - v.ex(i, j, k)) * v.idz -
+                               (v.ez(i + 1, j, k) - v.ez(i, j, k)) * v.idx);
+    nz = v.hz(i, j, k) - db * ((v.ey(i + 1, j, k) - v.ey(i, j, k)) * v.idx -
+                               (v.ex(i, j + 1, k) - v.ex(i, j, k)) * v.idy);
   }
   KOKKOS_FORCEINLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
     T nx, ny, nz;
@@ -227,43 +158,6 @@ struct UpdateH {
     v.hx(i, j, k) = nx;
     v.hy(i, j, k) = ny;
     v.hz(i, j, k) = nz;
-  }
-  // As UpdateE::column: the two E components read one cell ahead along the slowest axis are the
-  // next cell's own, kept in registers for it.
-  template <bool XColumns>
-  KOKKOS_FORCEINLINE_FUNCTION void column(const int c, const int j, const int s0,
-                                          const int s1) const {
-    if (XColumns) {
-      const int k = c;
-      T ey = v.ey(s0, j, k), ez = v.ez(s0, j, k);
-      for (int i = s0; i < s1; ++i) {
-        const T db = Arrays ? v.db(i, j, k) : v.db0;
-        const T ex = v.ex(i, j, k), ey_ahead = v.ey(i + 1, j, k), ez_ahead = v.ez(i + 1, j, k);
-        store_output<true>(&v.hx(i, j, k), h_next(v.hx(i, j, k), db, v.ez(i, j + 1, k), ez, v.idy,
-                                                  v.ey(i, j, k + 1), ey, v.idz));
-        store_output<true>(&v.hy(i, j, k), h_next(v.hy(i, j, k), db, v.ex(i, j, k + 1), ex, v.idz,
-                                                  ez_ahead, ez, v.idx));
-        store_output<true>(&v.hz(i, j, k), h_next(v.hz(i, j, k), db, ey_ahead, ey, v.idx,
-                                                  v.ex(i, j + 1, k), ex, v.idy));
-        ey = ey_ahead;
-        ez = ez_ahead;
-      }
-    } else {
-      const int i = c;
-      T ex = v.ex(i, j, s0), ey = v.ey(i, j, s0);
-      for (int k = s0; k < s1; ++k) {
-        const T db = Arrays ? v.db(i, j, k) : v.db0;
-        const T ez = v.ez(i, j, k), ex_ahead = v.ex(i, j, k + 1), ey_ahead = v.ey(i, j, k + 1);
-        store_output<true>(&v.hx(i, j, k), h_next(v.hx(i, j, k), db, v.ez(i, j + 1, k), ez, v.idy,
-                                                  ey_ahead, ey, v.idz));
-        store_output<true>(&v.hy(i, j, k), h_next(v.hy(i, j, k), db, ex_ahead, ex, v.idz,
-                                                  v.ez(i + 1, j, k), ez, v.idx));
-        store_output<true>(&v.hz(i, j, k), h_next(v.hz(i, j, k), db, v.ey(i + 1, j, k), ey, v.idx,
-                                                  v.ex(i, j + 1, k), ex, v.idy));
-        ex = ex_ahead;
-        ey = ey_ahead;
-      }
-    }
   }
   // As UpdateE::line; H has no walls.
   KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end) const {
@@ -320,17 +214,6 @@ struct ColumnLoop {
     for (int s = start; s < start + length; ++s) update(XColumns ? s : c, j, XColumns ? c : s);
   }
 };
-// A run of cells along the slowest axis per work item: policy (contiguous index, j, run), the
-// runs `length` cells from `start`, the last one cut at `end`.
-template <class Update, bool XColumns>
-struct BlockLoop {
-  Update update;
-  int start, length, end;
-  KOKKOS_INLINE_FUNCTION void operator()(const int c, const int j, const int b) const {
-    const int s0 = start + b * length;
-    update.template column<XColumns>(c, j, s0, s0 + length < end ? s0 + length : end);
-  }
-};
 // One row along the contiguous axis per work item: policy (plane along the slowest axis, j, 0),
 // Iterate::Right, so a thread sweeps its tile's rows plane by plane.
 template <class Update>
@@ -345,19 +228,11 @@ struct LineLoop {
 template <class Update>
 void launch_update(const char* label, const FdtdPlan& plan, const Update& update) {
   const FdtdLaunch& l = plan.launch;
-  // Columns along x for LayoutRight, along z for LayoutLeft: the contiguous axis is in the policy.
-  constexpr bool X =
-      std::is_same<typename decltype(update.v.ex)::array_layout, Kokkos::LayoutRight>::value;
-  if (plan.config.variant == FdtdVariant::blocked) {
-    dispatch_launch_bound(plan.config.launch_bounds, [&](auto bound) {
-      const auto policy =
-          planned_policy<Kokkos::Iterate::Left, decltype(bound)::value>(l.lower, l.upper, l.tile);
-      Kokkos::parallel_for(label, policy,
-                           BlockLoop<Update, X>{update, l.loop_start, l.loop_length, l.loop_end});
-    });
-    return;
-  }
   if (plan.config.variant == FdtdVariant::column) {
+    // Columns along x for LayoutRight, along z for LayoutLeft: the contiguous axis is in the
+    // policy.
+    constexpr bool X =
+        std::is_same<typename decltype(update.v.ex)::array_layout, Kokkos::LayoutRight>::value;
     dispatch_launch_bound(plan.config.launch_bounds, [&](auto bound) {
       const auto policy =
           planned_policy<Kokkos::Iterate::Left, decltype(bound)::value>(l.lower, l.upper, l.tile);
