@@ -93,8 +93,8 @@ class Ranks(unittest.TestCase):
 
     def test_jacobi_1d_history_unchanged(self):
         # Seed 004's problem as printed: the same lines at 2 and 4 ranks (under the sanitizers at 2
-        # only: the three runs took 69 s there, 4 ranks on 2 cores the longest; the other tests
-        # cut grids 3, 4 and 8 ways).
+        # only, where 4 ranks on 2 cores are the slowest case; the other tests cut grids 3, 4 and 8
+        # ways).
         r1, _ = self.run_deck(1, "jacobi_1d.toml", "j1")
         lines = [l for l in r1.stdout.splitlines() if l.startswith("Iteration") or "!" in l]
         self.assertIn("Success!", lines)
