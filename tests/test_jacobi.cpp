@@ -1,4 +1,5 @@
 // Jacobi: fixed points, manufactured solutions, strategies, the seed's classic problem, reference.
+#include <algorithm>
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <cmath>
@@ -215,6 +216,15 @@ TEST_CASE("seed 004's classic problem prints the seed's history, whatever the la
       "Iteration = 30 error = 0.000157015\n"
       "Iteration = 40 error = 0.000127122\n"
       "Iteration = 50 error = 0.00010783\n";
+#ifdef __SANITIZE_ADDRESS__
+  // Under the sanitizers, where the whole history takes minutes, each combination runs the first
+  // 11 iterations, which print the seed's first two lines; make test runs the whole history.
+  const std::int64_t iterations = 11;
+  const std::string expected = seed.substr(0, seed.find("Iteration = 20"));
+#else
+  const std::int64_t iterations = 1000;
+  const std::string& expected = seed;
+#endif
   PoissonProblem p;
   p.grid = Grid::whole({4194304, 1, 1}, {0, 0, 0}, {1, 1, 1});
   p.boundary = [](const Index3& q) { return q[0] == 0 ? 5.0 : 10.0; };
@@ -228,14 +238,14 @@ TEST_CASE("seed 004's classic problem prints the seed's history, whatever the la
       SolveResult result;
       if (left)
         result = make<float, Kokkos::LayoutLeft>(p, norm, IterOrder::left, {256, 1, 1})
-                     .solve({1e-4, 1000, 1}, on_error);
+                     .solve({1e-4, iterations, 1}, on_error);
       else
         result = make<float, Kokkos::LayoutRight>(p, norm, IterOrder::left, {256, 1, 1})
-                     .solve({1e-4, 1000, 1}, on_error);
+                     .solve({1e-4, iterations, 1}, on_error);
       INFO("norm " << to_string(norm) << (left ? " layout left" : " layout right"));
-      CHECK(printed.str() == seed);
-      CHECK(result.converged);
-      CHECK(result.iterations == 57);
+      CHECK(printed.str() == expected);
+      CHECK(result.converged == (iterations > 57));
+      CHECK(result.iterations == std::min<std::int64_t>(iterations, 57));
     }
   }
 }
