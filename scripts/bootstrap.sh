@@ -101,6 +101,13 @@ EOF
   apt_updated=0
 }
 
+# Bootstraps of several backends may run at once (CI builds the GPU checks beside the tests): apt
+# and the shared source folders are taken one at a time, the Kokkos builds (each in its own
+# folders) side by side.
+mkdir -p "$deps"
+exec 9>"$deps/.bootstrap.lock"
+flock 9
+
 apt_updated=0
 install_packages() {
   local missing=()
@@ -186,6 +193,8 @@ else
     rm -rf "$tmp"
   fi
 fi
+
+flock -u 9
 
 # The version, from the sources' own CMakeLists.txt.
 version_part() {
