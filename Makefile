@@ -62,9 +62,10 @@ sanitize:
 	$(MAKE) test PRESET=$(PRESET)-sanitize BOOTSTRAP_FLAGS=--sanitize
 
 # CI's check that a GPU backend compiles (BACKEND=hip, or cuda KOKKOS=4.6), on machines without
-# the GPU: the library and the driver with host code at -O0 (HIP: its device code too; CUDA: the
-# kernels to PTX only), preset $(PRESET)-check in build/$(PRESET)-check, against the same Kokkos
-# as make build, in less time than the optimised build (docs/KOKKOS.md, "Build times").
+# the GPU: the library and the driver with host code at -O0 (HIP: device code through the front
+# end only, scripts/hip-check-compile; CUDA: kernels unoptimised, to PTX only), preset
+# $(PRESET)-check in build/$(PRESET)-check, against the same Kokkos as make build, in less time
+# than the optimised build (docs/KOKKOS.md, "Build times").
 compile-check:
 	$(MAKE) build PRESET=$(PRESET)-check TARGET=kstencil
 
