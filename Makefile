@@ -55,9 +55,9 @@ test-deps: kokkos-sources
 	$(BOOTSTRAP) $(BACKEND) --test $(BOOTSTRAP_FLAGS)
 
 # make test's CTest suite under AddressSanitizer + UndefinedBehaviorSanitizer (BACKEND=openmp or
-# serial, KOKKOS= or 4.6): preset $(PRESET)-sanitize (-O1 -g1) in build/$(PRESET)-sanitize, against
-# Kokkos + Kokkos Kernels built with the same flags into .deps/$(PRESET)-sanitize (bootstrap.sh
-# --sanitize). Run-time options and leak suppressions: tests/sanitize/.
+# serial, KOKKOS= or 4.6): preset $(PRESET)-sanitize (-Og -g1) in build/$(PRESET)-sanitize, against
+# Kokkos + Kokkos Kernels built with the same sanitizers (-O1) into .deps/$(PRESET)-sanitize
+# (bootstrap.sh --sanitize). Run-time options and leak suppressions: tests/sanitize/.
 sanitize:
 	$(MAKE) test PRESET=$(PRESET)-sanitize BOOTSTRAP_FLAGS=--sanitize
 
