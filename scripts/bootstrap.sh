@@ -232,8 +232,8 @@ jobs=$(nproc)
 build_type=(-DCMAKE_BUILD_TYPE=Release)
 if [[ $sanitize -eq 1 ]]; then
   # The sanitizers of the <backend>-sanitize presets (CMakePresets.json, KSTENCIL_SANITIZE in
-  # CMakeLists.txt), without assertions, as shared libraries (see --sanitize above); -O1 where
-  # kstencil has -Og: built once per CI run, Kokkos' own routines keep their speed.
+  # CMakeLists.txt), without assertions, as shared libraries (see --sanitize above), at -O1
+  # where kstencil's presets have -Og: Kokkos' own routines keep their speed.
   build_type=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
     "-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
     -DBUILD_SHARED_LIBS=ON)
