@@ -19,8 +19,5 @@ set(ENV{UBSAN_OPTIONS} "print_stacktrace=1:halt_on_error=1:exitcode=86:$ENV{UBSA
 # hwloc's PCI discovery (under MPI_Init) reads pci.ids with a realloc per line: 3 s per process
 # under AddressSanitizer, for a topology MPI needs only to place NICs.
 set(ENV{HWLOC_COMPONENTS} "-pci")
-# OpenMP threads sleep rather than spin while they wait: with ctest -j 2 on two cores (and two
-# threads per process), spinning threads wait for descheduled ones, 3 to 10 times slower here.
-set(ENV{OMP_WAIT_POLICY} "passive")
 # Tests that cannot run as they are under AddressSanitizer read this (tests/test_mpi.py).
 set(ENV{KSTENCIL_SANITIZED} "1")
