@@ -29,7 +29,8 @@ enum class NormStrategy {
   kokkos_kernels,  // the update kernel, then KokkosBlas::update (the difference) and
                    // KokkosBlas::nrm2
   team,    // seed 004's hierarchical sum without a global reduction: each team of a TeamPolicy
-           // updates a piece of a row and writes its partial sum; a second kernel adds the parts
+           // updates a piece of a row and writes its partial sum; the last team adds them
+           // (src/jacobi/team.hpp)
   blocked  // the Laplacian's blocked kernel (3D grids): each work item writes the sum over its
            // register blocks; a second kernel adds the work items' sums (src/jacobi/blocked.hpp)
 };
@@ -81,6 +82,11 @@ struct JacobiPlan {
   std::array<int, 3> team_axes{0, 1, 2};
   int team_size = 0, team_chunk = 1, team_chunks = 1, team_march = 1;
   std::int64_t league = 0;
+  // team: the points a thread reads and writes an access along the row: 16 bytes' worth (4 floats,
+  // 2 doubles) where the box is the owned interior (the rest of a row is its two ends, which no
+  // part updates) and the rows' allocated length `team_row` holds whole 16-byte packets; else 1.
+  // With packets the pieces cover the allocated rows from their aligned starts.
+  int team_width = 1, team_row = 0;
   // blocked: the Laplacian's blocked plan over the same box (its kernel, tile and launch bounds;
   // the backend's blocked defaults where the configuration leaves them at 0).
   std::optional<LaplacianPlan> blocked;
@@ -156,6 +162,7 @@ class JacobiSolver {
   Field<T, KokkosLayout> old_, new_, rhs_;
   Kokkos::View<double*> partial_sums_;  // one per part of an overlapped update (else one)
   Kokkos::View<double*> team_sums_;     // team: one per team of the largest plan
+  Kokkos::View<int*> teams_finished_;   // team: per part, the teams of its launch finished
   Kokkos::View<double*> item_sums_;     // blocked: one per work item of the largest plan
   // Two, so that an iteration's sums can travel while the host reads the one's before.
   Kokkos::View<double*, StagingSpace> sums_host_[2];

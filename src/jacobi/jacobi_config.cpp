@@ -60,8 +60,8 @@ JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& g
         }
     // Kokkos 3.4 launches an MDRange reduction on as many blocks as a tile has threads, so the
     // reduce norm wants large tiles: 256 with launch bounds 256 was fastest, 128 equal without a
-    // norm (docs/PERFORMANCE.md, Jacobi).
-    const int threads = norm == NormStrategy::reduce ? 256 : 128;
+    // norm; team: teams of 256 (docs/PERFORMANCE.md, Jacobi).
+    const int threads = norm == NormStrategy::reduce || norm == NormStrategy::team ? 256 : 128;
     config.tile = {1, 1, 1};
     config.tile[contiguous] = threads;
     config.launch_bounds = threads;
@@ -75,7 +75,7 @@ namespace {
 
 // The team strategy's launch: rows along the fields' contiguous axis (the layout's, skipping
 // collapsed axes), cut into pieces a team covers with a few points per thread.
-void plan_teams(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
+void plan_teams(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLimits& limits) {
   const Index3 n = grid.local_extents();
   const bool right = plan.config.layout == Layout::right;
   int fast = right ? 2 : 0;
@@ -85,22 +85,32 @@ void plan_teams(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
     if (d != fast) plan.team_axes[++next] = d;
   plan.team_axes[0] = fast;
   const auto tile = plan.config.tile[fast];
-  plan.team_size = limits.gpu ? static_cast<int>(tile > 0 ? tile : 128) : 0;
+  plan.team_size = limits.gpu ? static_cast<int>(tile > 0 ? tile : 256) : 0;
   if (limits.gpu && plan.team_size > limits.max_threads_per_block)
     plan.problem = "a team of " + std::to_string(plan.team_size) + " threads (kernel.tile along " +
                    "xyz"[fast] + ") is more than the device's " +
                    std::to_string(limits.max_threads_per_block);
-  // GPUs: whole rows of up to 8 points per thread, 16 planes per team along the slowest axis;
-  // hosts: long pieces of single rows (a team is one thread there).
-  const std::int64_t row = plan.box_extent[fast];
+  // 16-byte packets where the points of a row outside the box are its two ends (no part of an
+  // overlapped update has them) and the rows hold whole packets from aligned starts.
+  const int packet = 16 / std::max(plan.config.element_bytes, 1);
+  plan.team_row = static_cast<int>(n[fast]);
+  plan.team_width = (plan.config.element_bytes == 4 || plan.config.element_bytes == 8) &&
+                            box == grid.to_local(owned_interior(grid)) && n[fast] % packet == 0
+                        ? packet
+                        : 1;
+  // GPUs: whole rows of up to 8 points a thread (packets: 4 accesses), 16 planes a team along the
+  // slowest axis; hosts: long pieces of single rows (a team is one thread there).
+  const std::int64_t row = plan.team_width > 1 ? n[fast] : plan.box_extent[fast];
+  const std::int64_t items = row / plan.team_width;
+  const int most = plan.team_width > 1 ? 4 : 8;
   const int per_thread =
-      limits.gpu
-          ? static_cast<int>(std::min<std::int64_t>((row + plan.team_size - 1) / plan.team_size, 8))
-          : 0;
-  plan.team_chunk = limits.gpu ? std::max(per_thread, 1) * plan.team_size : 65536;
+      limits.gpu ? static_cast<int>(std::min<std::int64_t>(
+                       (items + plan.team_size - 1) / std::max(plan.team_size, 1), most))
+                 : 0;
+  plan.team_chunk = limits.gpu ? std::max(per_thread, 1) * plan.team_size * plan.team_width : 65536;
   plan.team_chunks =
       static_cast<int>(std::max<std::int64_t>((row + plan.team_chunk - 1) / plan.team_chunk, 1));
-  plan.team_march = limits.gpu ? 16 : 1;
+  plan.team_march = limits.gpu ? std::max(std::min(plan.box_extent[plan.team_axes[2]], 16), 1) : 1;
   const std::int64_t slabs =
       (plan.box_extent[plan.team_axes[2]] + plan.team_march - 1) / plan.team_march;
   plan.league = plan.box_size == 0
@@ -146,6 +156,11 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
 }  // namespace
 
 std::string JacobiPlan::describe() const {
+  if (config.norm == NormStrategy::team)
+    return "teams of " + (team_size > 0 ? std::to_string(team_size) : std::string("AUTO")) +
+           " threads along " + "xyz"[team_axes[0]] + ", " + std::to_string(team_width) +
+           (team_width == 1 ? " point" : " points") + " an access, " + std::to_string(team_march) +
+           (team_march == 1 ? " plane" : " planes") + " a team; the last team adds the sums";
   if (!blocked) return mapping.describe();
   return blocked->policy_description() + "; " + blocked->details(gpu) +
          (sum_lanes > 1 ? "; norm sums added over " + std::to_string(sum_lanes) + " lanes a warp"
@@ -180,7 +195,7 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const
   plan.tile = planned.tile;
   plan.problem = planned.problem;
   plan.gpu = limits.gpu;
-  if (config.norm == NormStrategy::team) plan_teams(plan, grid, limits);
+  if (config.norm == NormStrategy::team) plan_teams(plan, grid, box, limits);
   if (config.norm == NormStrategy::blocked) plan_blocked(plan, grid, box, limits);
   return plan;
 }

@@ -16,35 +16,11 @@
 #include "jacobi/blocked.hpp"
 #include "jacobi/formula.hpp"
 #include "jacobi/jacobi.hpp"
+#include "jacobi/team.hpp"
+#include "jacobi/update.hpp"
 
 namespace kstencil {
 namespace jacobi_detail {
-
-// The update of one point for the MDRange, flat and team kernels (the blocked kernel has its own
-// point, src/jacobi/blocked.hpp); all call JacobiFormula, so every variant computes the same
-// values.
-template <class T, class KokkosLayout>
-struct Update {
-  Field<const T, KokkosLayout> old_values;
-  Field<T, KokkosLayout> new_values;
-  Field<const T, KokkosLayout> rhs;
-  JacobiFormula<T> formula;
-  T rhs_value;  // f when uniform_rhs (rhs unused)
-  bool uniform_rhs;
-
-  KOKKOS_FORCEINLINE_FUNCTION double operator()(const int i, const int j, const int k) const {
-    const bool y = formula.use_y, z = formula.use_z;
-    const T old = old_values(i, j, k);
-    const T f = !formula.use_rhs ? T(0) : uniform_rhs ? rhs_value : rhs(i, j, k);
-    const T value =
-        formula(old_values(i - 1, j, k), old_values(i + 1, j, k),
-                y ? old_values(i, j - 1, k) : T(0), y ? old_values(i, j + 1, k) : T(0),
-                z ? old_values(i, j, k - 1) : T(0), z ? old_values(i, j, k + 1) : T(0), f);
-    new_values(i, j, k) = value;
-    const double change = static_cast<double>(value) - static_cast<double>(old);
-    return change * change;
-  }
-};
 
 template <class T, class KokkosLayout, bool Reversed>
 struct PlainLoop {
@@ -93,45 +69,7 @@ struct FlatReduceLoop {
   }
 };
 
-// The team strategy: each team updates a box of `chunk` points along the contiguous axis (its
-// threads side by side) by `march` planes along the slowest axis (each thread walks them one after
-// another, so a plane's values serve as the next one's neighbours from the L1), and writes the
-// box's sum of squared changes: one team reduction per box. SumParts adds the boxes' sums next.
-template <class T, class KokkosLayout>
-struct TeamNormLoop {
-  using Member = Kokkos::TeamPolicy<>::member_type;
-  Update<T, KokkosLayout> update;
-  Kokkos::View<double*> sums;
-  Kokkos::Array<int, 3> lo, extent, axes;  // the box (x y z) and the team's axes
-  int chunk, chunks, march;
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    const int league = team.league_rank();
-    // Rows along axes[1] fastest, then the pieces of a row, then the slabs along axes[2].
-    const int mid = league % extent[axes[1]];
-    const int rest = league / extent[axes[1]];
-    const int piece = rest % chunks, slab = rest / chunks;
-    const int start = piece * chunk, first = slab * march;
-    const int count = extent[axes[0]] - start < chunk ? extent[axes[0]] - start : chunk;
-    const int planes = extent[axes[2]] - first < march ? extent[axes[2]] - first : march;
-    int base[3];
-    base[axes[0]] = lo[axes[0]] + start;
-    base[axes[1]] = lo[axes[1]] + mid;
-    base[axes[2]] = lo[axes[2]] + first;
-    const int fast = axes[0], slow = axes[2];
-    double sum = 0;
-    Kokkos::parallel_reduce(
-        Kokkos::TeamThreadRange(team, count),
-        [&](const int q, double& part) {
-          int p[3] = {base[0], base[1], base[2]};
-          p[fast] += q;
-          for (int n = 0; n < planes; ++n, ++p[slow]) part += update(p[0], p[1], p[2]);
-        },
-        sum);
-    if (team.team_rank() == 0) sums(league) = sum;
-  }
-};
-
-// The second stage of team and blocked: the sum of the partial sums. A RangePolicy reduction: a
+// The second stage of blocked: the sum of the partial sums. A RangePolicy reduction: a
 // TeamPolicy one (each team a chunk of the sums) measured slower on H100 with Kokkos 3.4
 // (docs/perf/LOG.md).
 struct SumParts {
@@ -185,9 +123,36 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
     for (const JacobiPlan& part : overlap_plans_) most = std::max(most, count(part));
     return std::max<std::int64_t>(most, 1);
   };
-  if (plan_.config.norm == NormStrategy::team)
+  if (plan_.config.norm == NormStrategy::team) {
     team_sums_ = Kokkos::View<double*>("jacobi_team_sums",
                                        largest([](const JacobiPlan& p) { return p.league; }));
+    teams_finished_ = Kokkos::View<int*>("jacobi_teams_finished", partial_sums_.extent(0));
+    // Packets need the rows contiguous, whole and aligned to 16 bytes in every field they touch.
+    const auto aligned = [](const void* data) {
+      return reinterpret_cast<std::uintptr_t>(data) % 16 == 0;
+    };
+    const auto packets_fit = [&](const JacobiPlan& p) {
+      if (p.team_width == 1) return true;
+      const int fast = p.team_axes[0];
+      return p.team_width == packet_values<T> && old_.stride(fast) == 1 &&
+             std::int64_t(old_.extent(fast)) == p.team_row && aligned(old_.data()) &&
+             aligned(new_.data()) && (!has_rhs_ || aligned(rhs_.data()));
+    };
+    bool fit = packets_fit(plan_);
+    for (const JacobiPlan& part : overlap_plans_) fit = fit && packets_fit(part);
+    if (!fit) throw std::invalid_argument("Jacobi team plan's packets do not fit these fields");
+    // Kokkos refuses a team larger than the kernel's registers allow: said here, before any work
+    // (the parts of an overlapped update have the same team size, their kernels may differ).
+    int most = jacobi_detail::team_size_most<T, KokkosLayout>(plan_);
+    for (const JacobiPlan& part : overlap_plans_)
+      most = std::min(most, jacobi_detail::team_size_most<T, KokkosLayout>(part));
+    if (plan_.team_size > most)
+      throw std::invalid_argument(
+          "jacobi.norm = \"team\": teams of " + std::to_string(plan_.team_size) +
+          " threads are more than this device runs its team kernel with (" + std::to_string(most) +
+          "); set kernel.tile along " + "xyz"[plan_.team_axes[0]] + " to at most " +
+          std::to_string(most) + " (kernel.variant = \"mdrange\")");
+  }
   if (plan_.config.norm == NormStrategy::blocked)
     item_sums_ = Kokkos::View<double*>(
         "jacobi_item_sums", largest([](const JacobiPlan& p) {
@@ -227,24 +192,12 @@ void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool nor
                                            rhs_value, old_, new_,
                                            norm ? item_sums_ : Kokkos::View<double*>());
     if (norm) SumParts::launch("kstencil::jacobi::item_sums", item_sums_, slots, sum);
-  } else if (norm && plan.config.norm == NormStrategy::team) {
-    const TeamNormLoop<T, KokkosLayout> loop{
-        update,
-        team_sums_,
-        {plan.box_lo[0], plan.box_lo[1], plan.box_lo[2]},
-        {plan.box_extent[0], plan.box_extent[1], plan.box_extent[2]},
-        {plan.team_axes[0], plan.team_axes[1], plan.team_axes[2]},
-        plan.team_chunk,
-        plan.team_chunks,
-        plan.team_march};
-    const int league = static_cast<int>(plan.league);
-    if (plan.team_size > 0)
-      Kokkos::parallel_for("kstencil::jacobi::update_team",
-                           Kokkos::TeamPolicy<>(league, plan.team_size), loop);
-    else
-      Kokkos::parallel_for("kstencil::jacobi::update_team",
-                           Kokkos::TeamPolicy<>(league, Kokkos::AUTO), loop);
-    SumParts::launch("kstencil::jacobi::team_sums", team_sums_, plan.league, sum);
+  } else if (plan.config.norm == NormStrategy::team) {
+    if (plan.league > 0)
+      launch_team_update<T, KokkosLayout>(plan, update, norm, team_sums_, teams_finished_,
+                                          sums_host_[next_buffer_], slot);
+    else if (norm)  // nothing to update: a sum of none
+      sums_host_[next_buffer_](slot) = 0;
   } else if (norm && plan.config.norm == NormStrategy::reduce_range) {
     const auto launch = [&](auto index) {
       using I = decltype(index);
@@ -294,7 +247,9 @@ auto JacobiSolver<T, KokkosLayout>::launch(const std::int64_t iteration, const b
   if (sums) {
     const Kokkos::DefaultExecutionSpace space;
     launched = Launched{iteration, next_buffer_, slots, std::nullopt};
-    Kokkos::deep_copy(space, sums_host_[next_buffer_], partial_sums_);
+    // team's last team wrote its sums into sums_host_ already.
+    if (plan_.config.norm != NormStrategy::team)
+      Kokkos::deep_copy(space, sums_host_[next_buffer_], partial_sums_);
     sums_ready_[next_buffer_].record(space);
     next_buffer_ ^= 1;
   }

@@ -52,8 +52,9 @@ Schema poisson_schema(const std::string& solver) {
            "value (the seed's naive baseline); kokkos-kernels = the update kernel, then "
            "KokkosBlas::update and KokkosBlas::nrm2 on the difference (sums in the field's "
            "type); team = each team of a TeamPolicy updates a piece of a row and writes its sum, "
-           "a second kernel adds the pieces (seed 004's hierarchical sum; kernel.tile along the "
-           "contiguous axis: threads per team); blocked (3D grids) = the Laplacian's blocked "
+           "the last team to finish adds them (seed 004's hierarchical sum in one kernel; "
+           "kernel.tile along the contiguous axis: threads per team); blocked (3D grids) = the "
+           "Laplacian's blocked "
            "kernel, each work item writes the sum over its register blocks, a second kernel "
            "adds them (kernel.tile and launch_bounds: 0 takes the Laplacian's blocked defaults)")
            .choices(
