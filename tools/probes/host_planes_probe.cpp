@@ -16,7 +16,8 @@
 // "whole rows" zeroes the points before and after each row and so writes every cache line of it
 // with non-temporal stores (the others store each row's partial end lines point by point);
 // "prefetched" is that with every stream prefetched (kstencil's stencil_lines_avx512 since the
-// seventh session of 2026-11-24). HUGE=1 puts both fields on transparent huge pages.
+// seventh session of 2026-11-24; PREFETCH_AHEAD bytes and PREFETCH_HINT 0-3 = t0, t1, t2, nta
+// change it for the streams from memory). HUGE=1 puts both fields on transparent huge pages.
 // KEEP="|name|name|" keeps the named variants (and the copies and the plain stencil). Stencil
 // variants are compared bitwise with the plain stencil (probe_common.hpp; exit 1 if any
 // differ); ratios are medians of per-round ratios; figures count 2 x 8 B per point.
@@ -39,6 +40,10 @@
 namespace {
 
 long n_, sx_, sy_;
+// "prefetched": how far ahead (bytes) and with which hint (0 t0, 1 t1, 2 t2, 3 nta) the streams
+// from memory are prefetched; environment PREFETCH_AHEAD, PREFETCH_HINT (kstencil: 2048, t0).
+long memory_ahead_ = 2048;
+int memory_hint_ = 0;
 const double* u_;
 double* f_;
 double sink_;
@@ -102,8 +107,25 @@ inline __attribute__((always_inline)) void rows_of_planes(const double* c, doubl
       return reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(line + k) + bytes);
     };
     if (B == Body::prefetched) {
-      for (int p = 1; p < P; p++) _mm_prefetch(ahead(c + p * sx + sy, 2048), _MM_HINT_T0);
-      _mm_prefetch(ahead(c + P * sx, 2048), _MM_HINT_T0);
+      // The hint is an immediate operand: one branch per hint, the same each iteration.
+      const long far = memory_ahead_;
+      switch (memory_hint_) {
+        case 0:
+          for (int p = 1; p < P; p++) _mm_prefetch(ahead(c + p * sx + sy, far), _MM_HINT_T0);
+          _mm_prefetch(ahead(c + P * sx, far), _MM_HINT_T0);
+          break;
+        case 1:
+          for (int p = 1; p < P; p++) _mm_prefetch(ahead(c + p * sx + sy, far), _MM_HINT_T1);
+          _mm_prefetch(ahead(c + P * sx, far), _MM_HINT_T1);
+          break;
+        case 2:
+          for (int p = 1; p < P; p++) _mm_prefetch(ahead(c + p * sx + sy, far), _MM_HINT_T2);
+          _mm_prefetch(ahead(c + P * sx, far), _MM_HINT_T2);
+          break;
+        default:
+          for (int p = 1; p < P; p++) _mm_prefetch(ahead(c + p * sx + sy, far), _MM_HINT_NTA);
+          _mm_prefetch(ahead(c + P * sx, far), _MM_HINT_NTA);
+      }
       _mm_prefetch(ahead(c - sx, 512), _MM_HINT_T0);
       _mm_prefetch(ahead(c + sy, 512), _MM_HINT_T0);
     } else {
@@ -225,6 +247,8 @@ int main(int argc, char** argv) {
   n_ = argc > 1 ? std::atol(argv[1]) : 384;
   const int rounds = argc > 2 ? std::atoi(argv[2]) : 5;
   const long block = std::getenv("BLOCK") ? std::atol(std::getenv("BLOCK")) : 32;
+  if (std::getenv("PREFETCH_AHEAD")) memory_ahead_ = std::atol(std::getenv("PREFETCH_AHEAD"));
+  if (std::getenv("PREFETCH_HINT")) memory_hint_ = std::atoi(std::getenv("PREFETCH_HINT"));
   const std::string keep = std::getenv("KEEP") ? std::getenv("KEEP") : "";
   if (n_ % 8 != 0 || n_ < 16 || rounds < 1 || block < 1) {
     std::fprintf(stderr,
@@ -291,6 +315,7 @@ int main(int argc, char** argv) {
       "6 planes, prefetched", [block] { stencil_in_blocks<6, Body::prefetched>(block); }, true);
   add(
       "4 planes, no stores", [block] { stencil_in_blocks<4, Body::no_stores>(block); }, false);
-  std::printf("BLOCK %ld rows\n", block);
+  std::printf("BLOCK %ld rows; prefetch %ld B ahead, hint %d\n", block, memory_ahead_,
+              memory_hint_);
   return probe::time_and_report(variants, rounds, n_, sx_, sy_, f, size) ? 0 : 1;
 }
