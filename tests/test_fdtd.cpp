@@ -1,4 +1,5 @@
 // FDTD: discrete cavity modes, convergence, energy, invariance across configurations, geometry.
+#include <algorithm>
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <cmath>
@@ -374,6 +375,50 @@ TEST_CASE("uniform coefficients and per-cell arrays of the same material agree b
   a.run(30);
   b.run(30);
   for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
+}
+
+TEMPLATE_TEST_CASE("a solver on another solver's released fields evolves bitwise as on new ones",
+                   "[fdtd]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  using Solver = YeeSolver<double, TestType>;
+  const FdtdProblem p = busy_problem();  // arrays mode: five fields the spare set lacks
+  FdtdProblem mode = cavity_problem(p.cells, p.spacing, {1, 2, 1});
+  Solver first(mode, plan_for<TestType>(mode));
+  first.run(7);  // fields far from zero
+  const double* ex = first.fields().e[0].data();
+  Solver reused(p, plan_for<TestType>(p), Decomposition::single(), {}, first.release());
+  CHECK(reused.fields().e[0].data() == ex);
+  Solver fresh(p, plan_for<TestType>(p));
+  reused.run(20);
+  fresh.run(20);
+  for (int c = 0; c < 6; ++c) CHECK(reused.component_host(c) == fresh.component_host(c));
+  // Fields of other extents are not taken (the spare set still lives when the new one is made).
+  FdtdProblem larger = p;
+  larger.cells = {14, 9, 11};
+  const Solver other(larger, plan_for<TestType>(larger), Decomposition::single(), {},
+                     reused.release());
+  CHECK(other.fields().e[0].data() != ex);
+  CHECK(other.fields().e[0].extent(0) == fresh.fields().e[0].extent(0) + 1);
+  const auto values = other.component_host(1);
+  CHECK(std::all_of(values.begin(), values.end(), [](double v) { return v == 0; }));
+}
+
+TEST_CASE("verification hands its fields on, and a run on them matches one on new fields",
+          "[fdtd]") {
+  using Solver = YeeSolver<double, Kokkos::LayoutRight>;
+  const FdtdProblem p = busy_problem();
+  const FdtdPlan plan = plan_for<Kokkos::LayoutRight>(p);
+  Solver::Fields storage;
+  const FdtdVerification v =
+      verify_fdtd<double, Kokkos::LayoutRight>(p, plan, Decomposition::single(), {}, &storage);
+  CHECK(v.passed);
+  REQUIRE(storage.e[0].data() != nullptr);
+  REQUIRE(storage.ca.data() != nullptr);
+  const double* hz = storage.h[2].data();
+  Solver reused(p, plan, Decomposition::single(), {}, std::move(storage)), fresh(p, plan);
+  CHECK(reused.fields().h[2].data() == hz);
+  reused.run(15);
+  fresh.run(15);
+  for (int c = 0; c < 6; ++c) CHECK(reused.component_host(c) == fresh.component_host(c));
 }
 
 TEMPLATE_TEST_CASE("in float the line variant agrees bitwise with the cell variant", "[fdtd]",

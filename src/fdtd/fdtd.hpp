@@ -191,12 +191,23 @@ Box owned_cells(const FdtdProblem& problem, const Grid& nodes);
 template <class T, class KokkosLayout>
 class YeeSolver {
  public:
+  struct Fields {
+    Field<T, KokkosLayout> e[3], h[3];
+    Field<T, KokkosLayout> ca, cb, db;  // arrays mode
+    Field<T, KokkosLayout> eps, mu;     // arrays mode, for the energy
+  };
+
   // `plan`: made for the problem's cells (this rank's owned cells) and this layout, without a
   // problem (else throws std::invalid_argument). Several ranks: `d` cuts the node grid;
-  // `overlap_plans` (interior, then the shell) update while the halo is in flight.
+  // `overlap_plans` (interior, then the shell) update while the halo is in flight. `storage`: the
+  // fields of a solver no longer needed (release()); those of this solver's extents are zeroed and
+  // reused instead of allocated, since fresh memory can be slow to touch (a VM's host backs it
+  // page by page: docs/PERFORMANCE.md, "Not reached yet").
   YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan,
             const Decomposition& d = Decomposition::single(),
-            std::vector<FdtdPlan> overlap_plans = {});
+            std::vector<FdtdPlan> overlap_plans = {}, Fields storage = {});
+  // The fields, for another solver's storage; this solver is not to be used afterwards.
+  Fields release() { return std::move(fields_); }
 
   // One leapfrog step n -> n+1: H^(n-1/2) -> H^(n+1/2), E^n -> E^(n+1), then the source.
   // With `energy`, also returns the energy at time n dt, summed reproducibly (the same bits on any
@@ -228,11 +239,6 @@ class YeeSolver {
   std::string halo_path() const { return halo_h_.path(); }
   void reset_halo_times();
 
-  struct Fields {
-    Field<T, KokkosLayout> e[3], h[3];
-    Field<T, KokkosLayout> ca, cb, db;  // arrays mode
-    Field<T, KokkosLayout> eps, mu;     // arrays mode, for the energy
-  };
   const Fields& fields() const { return fields_; }
 
  private:
@@ -271,9 +277,11 @@ struct FdtdVerification {
   bool passed = false;
 };
 // Several ranks: every rank calls it with its plans (collective); the reference runs on rank 0.
+// Its two solvers share one set of fields; `storage`, if given, receives them for the caller's.
 template <class T, class KokkosLayout>
 FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
                              const Decomposition& d = Decomposition::single(),
-                             const std::vector<FdtdPlan>& overlap_plans = {});
+                             const std::vector<FdtdPlan>& overlap_plans = {},
+                             typename YeeSolver<T, KokkosLayout>::Fields* storage = nullptr);
 
 }  // namespace kstencil

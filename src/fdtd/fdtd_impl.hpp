@@ -178,7 +178,8 @@ YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fi
 
 template <class T, class KokkosLayout>
 YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan,
-                                      const Decomposition& d, std::vector<FdtdPlan> overlap_plans)
+                                      const Decomposition& d, std::vector<FdtdPlan> overlap_plans,
+                                      Fields storage)
     : problem_(problem),
       plan_(plan),
       overlap_plans_(std::move(overlap_plans)),
@@ -190,18 +191,27 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
   if (plan_.problem) throw std::invalid_argument("FDTD plan not valid: " + *plan_.problem);
   if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.cells != problem_.cells)
     throw std::invalid_argument("FDTD plan made for other fields");
+  const Index3 extents = grid_.local_extents();
+  // A spare field of this grid's extents, zeroed, or else a new one.
+  const auto field = [&](Field<T, KokkosLayout>& spare, const char* label) {
+    const bool fits = spare.data() != nullptr && Index(spare.extent(0)) == extents[0] &&
+                      Index(spare.extent(1)) == extents[1] && Index(spare.extent(2)) == extents[2];
+    if (!fits) return allocate_field<T, KokkosLayout>(label, grid_);
+    Kokkos::deep_copy(spare, T(0));
+    return std::move(spare);
+  };
   const char* e_names[3] = {"ex", "ey", "ez"};
   const char* h_names[3] = {"hx", "hy", "hz"};
   for (int c = 0; c < 3; ++c) {
-    fields_.e[c] = allocate_field<T, KokkosLayout>(e_names[c], grid_);
-    fields_.h[c] = allocate_field<T, KokkosLayout>(h_names[c], grid_);
+    fields_.e[c] = field(storage.e[c], e_names[c]);
+    fields_.h[c] = field(storage.h[c], h_names[c]);
   }
   if (problem_.media.mode == MediaMode::arrays) {
-    fields_.ca = allocate_field<T, KokkosLayout>("ca", grid_);
-    fields_.cb = allocate_field<T, KokkosLayout>("cb", grid_);
-    fields_.db = allocate_field<T, KokkosLayout>("db", grid_);
-    fields_.eps = allocate_field<T, KokkosLayout>("eps", grid_);
-    fields_.mu = allocate_field<T, KokkosLayout>("mu", grid_);
+    fields_.ca = field(storage.ca, "ca");
+    fields_.cb = field(storage.cb, "cb");
+    fields_.db = field(storage.db, "db");
+    fields_.eps = field(storage.eps, "eps");
+    fields_.mu = field(storage.mu, "mu");
     const Index3 n = grid_.local_extents();
     Kokkos::parallel_for("kstencil::fdtd::materials",
                          Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
@@ -375,7 +385,8 @@ std::vector<T> YeeSolver<T, KokkosLayout>::component_host(int c) const {
 
 template <class T, class KokkosLayout>
 FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
-                             const Decomposition& d, const std::vector<FdtdPlan>& overlap_plans) {
+                             const Decomposition& d, const std::vector<FdtdPlan>& overlap_plans,
+                             typename YeeSolver<T, KokkosLayout>::Fields* storage) {
   FdtdVerification v;
   const double eps = std::numeric_limits<T>::epsilon();
   // (1) The discrete cavity mode (1,1,0): exact eigenvector of the update, so after N steps E is
@@ -411,9 +422,9 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
   v.mode_max_error = global_max(v.mode_max_error, d.comm);
   v.mode_tolerance = 20.0 * (v.mode_steps + 1) * eps;
   // (2) The run's own problem against the host reference over the whole grid (on rank 0, from
-  // every rank's state), from the same initial state.
+  // every rank's state), from the same initial state; on the cavity solver's fields.
   v.reference_steps = 3;
-  YeeSolver<T, KokkosLayout> device(problem, plan, d, overlap_plans);
+  YeeSolver<T, KokkosLayout> device(problem, plan, d, overlap_plans, cavity.release());
   fdtd_reference::HostYee<T> host(device);
   device.run(v.reference_steps);
   host.run(v.reference_steps);
@@ -432,12 +443,14 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
   v.reference_mismatches = static_cast<std::int64_t>(global_sum(mismatches, d.comm));
   v.reference_max_diff = global_max(v.reference_max_diff, d.comm);
   v.passed = v.mode_max_error <= v.mode_tolerance && v.reference_mismatches == 0;
+  if (storage) *storage = device.release();
   return v;
 }
 
-#define KSTENCIL_INSTANTIATE_FDTD(T, L)                                            \
-  template class YeeSolver<T, L>;                                                  \
-  template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdPlan&, \
-                                              const Decomposition&, const std::vector<FdtdPlan>&);
+#define KSTENCIL_INSTANTIATE_FDTD(T, L)                                                           \
+  template class YeeSolver<T, L>;                                                                 \
+  template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdPlan&,                \
+                                              const Decomposition&, const std::vector<FdtdPlan>&, \
+                                              typename YeeSolver<T, L>::Fields*);
 
 }  // namespace kstencil

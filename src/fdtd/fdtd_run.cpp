@@ -427,7 +427,9 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   PhaseClock clock;
 
   Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
-  const FdtdVerification verification = verify_fdtd<T, KokkosLayout>(p, s.plan, d, s.overlap_plans);
+  typename YeeSolver<T, KokkosLayout>::Fields storage;
+  const FdtdVerification verification =
+      verify_fdtd<T, KokkosLayout>(p, s.plan, d, s.overlap_plans, &storage);
   Kokkos::Profiling::popRegion();
   clock.end("verification");
 
@@ -435,7 +437,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   const std::string variant = to_string(kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
   const std::string mapping = s.plan.describe();
-  YeeSolver<T, KokkosLayout> solver(p, s.plan, d, s.overlap_plans);
+  YeeSolver<T, KokkosLayout> solver(p, s.plan, d, s.overlap_plans, std::move(storage));
   std::optional<OutputSeries> series;
   if (write_fields)
     series.emplace(folder.dir, folder.name,
