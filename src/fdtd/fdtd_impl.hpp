@@ -212,10 +212,9 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
     fields_.db = field(storage.db, "db");
     fields_.eps = field(storage.eps, "eps");
     fields_.mu = field(storage.mu, "mu");
-    const Index3 n = grid_.local_extents();
     Kokkos::parallel_for("kstencil::fdtd::materials",
                          Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
-                             {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
+                             {0, 0, 0}, {int(extents[0]), int(extents[1]), int(extents[2])}),
                          fdtd_detail::FillMaterials<T, KokkosLayout>::of(fields_, problem_, dt_,
                                                                          grid_.allocated.lo));
   }
