@@ -61,4 +61,14 @@ void StreamMark::wait() const {
 #endif
 }
 
+void StreamMark::make_wait([[maybe_unused]] const Kokkos::DefaultExecutionSpace& space) const {
+#if defined(KOKKOS_ENABLE_CUDA)
+  check(cudaStreamWaitEvent(space.cuda_stream(), static_cast<cudaEvent_t>(event_), 0),
+        "cannot make a CUDA stream wait for an event");
+#elif defined(KOKKOS_ENABLE_HIP)
+  check(hipStreamWaitEvent(space.hip_stream(), static_cast<hipEvent_t>(event_), 0),
+        "cannot make a HIP stream wait for an event");
+#endif
+}
+
 }  // namespace kstencil

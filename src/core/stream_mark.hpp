@@ -1,8 +1,8 @@
 #pragma once
-// A point in the default execution instance's queue that the host can wait for without waiting for
-// the work queued after it: on CUDA and HIP an event recorded on the instance's stream, so that a
-// solver can read one iteration's result while the next iteration runs; on host back ends, whose
-// kernels complete before their launch returns, nothing to wait for.
+// A point in an execution instance's queue that the host or another instance can wait for without
+// waiting for the work queued after it: on CUDA and HIP an event recorded on the instance's
+// stream, so that a solver can read one iteration's result while the next iteration runs; on host
+// back ends, whose kernels complete before their launch returns, nothing to wait for.
 #include <Kokkos_Core.hpp>
 #include <utility>
 
@@ -26,6 +26,9 @@ class StreamMark {
   void record(const Kokkos::DefaultExecutionSpace& space);
   // Returns once the work before the last record() is complete.
   void wait() const;
+  // Work queued on `space` after this call waits for the work before the last record() (on any
+  // instance); nothing to do on host back ends.
+  void make_wait(const Kokkos::DefaultExecutionSpace& space) const;
   // Whether the host can run ahead of the default instance's work: where instances are streams.
   static constexpr bool asynchronous() { return SideInstance::concurrent(); }
 

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "core/grid.hpp"
 #include "core/halo.hpp"
 #include "core/mapping.hpp"
+#include "core/side_instance.hpp"
 #include "core/stream_mark.hpp"
 #include "laplacian/plan.hpp"
 #include "poisson/poisson.hpp"
@@ -147,7 +149,8 @@ class JacobiSolver {
   MPI_Comm comm_;
   HaloExchange<T, KokkosLayout> halo_;
   // The update of the plan's box; with the norm, the local sum of squared changes goes to
-  // partial_sums_(slot) without waiting for it, so that an interior update overlaps the halo.
+  // partial_sums_(slot) without waiting for it, so that an interior update overlaps the halo
+  // (blocked: added on sums_side_ from item_sums_[next_buffer_]).
   void update_part(const JacobiPlan& plan, bool norm, int slot);
   // An iteration launched with the norm whose error is not read yet: its partial sums are on
   // their way to sums_host_[buffer] (the first `slots`), or `sum` is known already.
@@ -163,10 +166,18 @@ class JacobiSolver {
   Kokkos::View<double*> partial_sums_;  // one per part of an overlapped update (else one)
   Kokkos::View<double*> team_sums_;     // team: one per team of the largest plan
   Kokkos::View<int*> teams_finished_;   // team: per part, the teams of its launch finished
-  Kokkos::View<double*> item_sums_;     // blocked: one per work item of the largest plan
+  // blocked: per buffer, item_sums_per_part_ slots for each part (as many as its largest plan's).
+  Kokkos::View<double*> item_sums_[2];
+  std::int64_t item_sums_per_part_ = 0;
   // Two, so that an iteration's sums can travel while the host reads the one's before.
   Kokkos::View<double*, StagingSpace> sums_host_[2];
   StreamMark sums_ready_[2];
+  // blocked: the second stage (the slots' sum and its copy to the host) runs on an instance of
+  // its own, beside the next iteration's update, after its own update (updated_); the item sums
+  // alternate between two buffers, and an update waits until the second stage that read its
+  // buffer two iterations before is done (sums_ready_). Destroyed first: it waits for its work.
+  StreamMark updated_;
+  std::unique_ptr<SideInstance> sums_side_;
   int next_buffer_ = 0;
   bool pipelined_ = StreamMark::asynchronous();
   Field<T, KokkosLayout> difference_;  // the kokkos-kernels strategy's u_new - u_old

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "core/interrupt.hpp"
 #include "core/policy.hpp"
@@ -78,11 +79,15 @@ struct SumParts {
     total += sums(n);
   }
 
-  // Into `total` (a device scalar) without waiting for it.
-  static void launch(const char* label, const Kokkos::View<const double*>& sums,
-                     const std::int64_t count, const Kokkos::View<double>& total) {
-    Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Kokkos::IndexType<std::int64_t>>(0, count),
-                            SumParts{sums}, total);
+  // Into `total` (a device scalar) on `space`, without waiting for it.
+  static void launch(const Kokkos::DefaultExecutionSpace& space, const char* label,
+                     const Kokkos::View<const double*>& sums, const std::int64_t count,
+                     const Kokkos::View<double>& total) {
+    Kokkos::parallel_reduce(
+        label,
+        Kokkos::RangePolicy<Kokkos::DefaultExecutionSpace, Kokkos::IndexType<std::int64_t>>(
+            space, 0, count),
+        SumParts{sums}, total);
   }
 };
 
@@ -153,12 +158,16 @@ JacobiSolver<T, KokkosLayout>::JacobiSolver(const PoissonProblem& problem, const
           "); set kernel.tile along " + "xyz"[plan_.team_axes[0]] + " to at most " +
           std::to_string(most) + " (kernel.variant = \"mdrange\")");
   }
-  if (plan_.config.norm == NormStrategy::blocked)
-    item_sums_ = Kokkos::View<double*>(
-        "jacobi_item_sums", largest([](const JacobiPlan& p) {
-          return p.blocked->launch ? jacobi_detail::blocked_slots(*p.blocked->launch, p.sum_lanes)
-                                   : std::int64_t(0);
-        }));
+  if (plan_.config.norm == NormStrategy::blocked) {
+    item_sums_per_part_ = largest([](const JacobiPlan& p) {
+      return p.blocked->launch ? jacobi_detail::blocked_slots(*p.blocked->launch, p.sum_lanes)
+                               : std::int64_t(0);
+    });
+    for (auto& buffer : item_sums_)
+      buffer = Kokkos::View<double*>("jacobi_item_sums",
+                                     item_sums_per_part_ * std::int64_t(partial_sums_.extent(0)));
+    sums_side_ = std::make_unique<SideInstance>();
+  }
   if (plan_.config.norm == NormStrategy::kokkos_kernels)
     difference_ = allocate_field<T, KokkosLayout>("u_new - u_old", grid_);
   const PoissonCoefficients coefficients = poisson_coefficients(grid_);
@@ -183,15 +192,25 @@ void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool nor
                                        formula, rhs_value, uniform_rhs_.has_value()};
   const auto sum = Kokkos::subview(partial_sums_, slot);
   if (plan.config.norm == NormStrategy::blocked) {
+    // The second stage runs on the side instance: a few microseconds an iteration that overlap
+    // the next update (docs/PERFORMANCE.md, Jacobi).
+    const Kokkos::DefaultExecutionSpace& side = sums_side_->space();
     if (!plan.blocked->launch) {  // nothing to update: a sum of none
-      if (norm) Kokkos::deep_copy(sum, 0.0);
+      if (norm) Kokkos::deep_copy(side, sum, 0.0);
       return;
     }
     const std::int64_t slots = blocked_slots(*plan.blocked->launch, plan.sum_lanes);
+    const Kokkos::View<double*> item_sums = Kokkos::subview(
+        item_sums_[next_buffer_],
+        std::make_pair(slot * item_sums_per_part_, (slot + 1) * item_sums_per_part_));
     launch_blocked_update<T, KokkosLayout>(*plan.blocked, plan.sum_lanes, formula, has_rhs_, rhs_,
                                            rhs_value, old_, new_,
-                                           norm ? item_sums_ : Kokkos::View<double*>());
-    if (norm) SumParts::launch("kstencil::jacobi::item_sums", item_sums_, slots, sum);
+                                           norm ? item_sums : Kokkos::View<double*>());
+    if (norm) {
+      updated_.record(Kokkos::DefaultExecutionSpace());
+      updated_.make_wait(side);
+      SumParts::launch(side, "kstencil::jacobi::item_sums", item_sums, slots, sum);
+    }
   } else if (plan.config.norm == NormStrategy::team) {
     if (plan.league > 0)
       launch_team_update<T, KokkosLayout>(plan, update, norm, team_sums_, teams_finished_,
@@ -238,6 +257,8 @@ auto JacobiSolver<T, KokkosLayout>::launch(const std::int64_t iteration, const b
     -> std::optional<Launched> {
   const bool sums = norm && plan_.config.norm != NormStrategy::kokkos_kernels;
   if (sums && plan_.config.norm == NormStrategy::atomic) Kokkos::deep_copy(partial_sums_, 0.0);
+  // blocked: this update writes the item sums that the second stage two iterations ago read.
+  if (sums && sums_side_) sums_ready_[next_buffer_].make_wait(Kokkos::DefaultExecutionSpace());
   int slots = 0;  // the parts updated (one, or the interior and the shell's boxes)
   halo_.step({old_}, static_cast<int>(overlap_plans_.size()), [&](int part) {
     update_part(part < 0 ? plan_ : overlap_plans_[part], norm, std::max(part, 0));
@@ -247,10 +268,11 @@ auto JacobiSolver<T, KokkosLayout>::launch(const std::int64_t iteration, const b
   if (sums) {
     const Kokkos::DefaultExecutionSpace space;
     launched = Launched{iteration, next_buffer_, slots, std::nullopt};
-    // team's last team wrote its sums into sums_host_ already.
+    // team's last team wrote its sums into sums_host_ already; blocked's are added on the side.
+    const Kokkos::DefaultExecutionSpace& where = sums_side_ ? sums_side_->space() : space;
     if (plan_.config.norm != NormStrategy::team)
-      Kokkos::deep_copy(space, sums_host_[next_buffer_], partial_sums_);
-    sums_ready_[next_buffer_].record(space);
+      Kokkos::deep_copy(where, sums_host_[next_buffer_], partial_sums_);
+    sums_ready_[next_buffer_].record(where);
     next_buffer_ ^= 1;
   }
   if (norm && plan_.config.norm == NormStrategy::kokkos_kernels) {
