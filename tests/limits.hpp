@@ -13,6 +13,7 @@ inline ExecLimits h100_limits() {
   gpu.max_block_dims = {1024, 1024, 64};
   gpu.max_grid_dims = {2147483647, 65535, 65535};
   gpu.llc_bytes = 50 << 20;
+  gpu.resident_threads = 132 * 2048;  // 132 SMs of 2048 threads
   gpu.summed_lanes = 32;
   return gpu;
 }

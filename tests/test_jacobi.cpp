@@ -556,9 +556,15 @@ TEMPLATE_TEST_CASE(
         CHECK(plan.team_width == (row % packet == 0 ? packet : 1));
         (plan.team_width > 1 ? packed : single) += 1;
         if (gpu_shape) {
+          // Teams of one thread: a piece of 1-16 packets (nearest a wave of teams: here, as many
+          // teams as the row has packets), or of up to 8 points.
           CHECK(plan.team_size == 1);
-          CHECK(plan.team_chunk == (plan.team_width > 1 ? std::min<Index>(row / packet, 4) * packet
-                                                        : std::min<Index>(row - 2, 8)));
+          CHECK(plan.team_chunk == (plan.team_width > 1 ? packet : std::min<Index>(row - 2, 8)));
+          // The update box's rows along team_axes[1] by its slabs of team_march planes.
+          const Index slabs =
+              (plan.box_extent[plan.team_axes[2]] + plan.team_march - 1) / plan.team_march;
+          CHECK(plan.league == (plan.team_width > 1 ? row / packet : (row - 3) / 8 + 1) *
+                                   plan.box_extent[plan.team_axes[1]] * slabs);
         }
         std::vector<T> values, next;
         double sum_of_error = 0;
@@ -607,12 +613,37 @@ TEST_CASE("team's packets: the GPU plan of seed 004's problem, and where packets
   REQUIRE_FALSE(plan.problem);
   CHECK(plan.team_width == 4);
   CHECK(plan.team_size == 256);
-  CHECK(plan.team_chunk == 4 * 256 * 4);  // 4 packets a thread
-  CHECK(plan.team_chunks == 1024);
-  CHECK(plan.league == 1024);
+  // 8 packets a thread: 512 teams, one wave of 4 teams an SM on 132 SMs (528).
+  CHECK(plan.team_chunk == 8 * 256 * 4);
+  CHECK(plan.team_chunks == 512);
+  CHECK(plan.league == 512);
   CHECK(plan.describe() ==
-        "teams of 256 threads along x, 4 points an access, 1 plane a team; the last team adds the "
-        "sums");
+        "teams of 256 threads along x, 4 points an access, up to 8 accesses a thread, 1 plane a "
+        "team; the last team adds the sums");
+  // The packets a thread that put a league nearest that wave, measured best on H200
+  // (docs/PERFORMANCE.md): 16 for the problem in double (512 teams); 2 for 4096^2 floats in
+  // layout right (rows along y, 16 rows a team: 256 slabs of 2 pieces); 8 for 4096^2 doubles in
+  // layout left (a row a team: 4094 teams, the fewest).
+  c.element_bytes = 8;
+  const JacobiPlan doubles = plan_jacobi(c, line, h100_limits());
+  CHECK(doubles.team_chunk == 16 * 256 * 2);
+  CHECK(doubles.league == 512);
+  const Grid square = Grid::whole({4096, 4096, 1}, {0, 0, 0}, {1, 1, 1});
+  JacobiKernelConfig s = default_jacobi_kernel(h100_limits(), square, Layout::right,
+                                               IterOrder::automatic, NormStrategy::team);
+  s.element_bytes = 4;
+  const JacobiPlan right = plan_jacobi(s, square, h100_limits());
+  CHECK(right.team_axes[0] == 1);
+  CHECK(right.team_chunk == 2 * 256 * 4);
+  CHECK(right.league == 512);
+  s = default_jacobi_kernel(h100_limits(), square, Layout::left, IterOrder::automatic,
+                            NormStrategy::team);
+  s.element_bytes = 8;
+  const JacobiPlan left = plan_jacobi(s, square, h100_limits());
+  CHECK(left.team_axes[0] == 0);
+  CHECK(left.team_chunk == 8 * 256 * 2);
+  CHECK(left.league == 4094);  // the interior rows
+  c.element_bytes = 4;
   // A part of an overlapped update: its row ends may be another part's points.
   const Box part{{1, 0, 0}, {4194000, 1, 1}};
   CHECK(plan_jacobi(c, line, part, h100_limits()).team_width == 1);

@@ -1,5 +1,7 @@
 // The Jacobi kernel's norm strategies, per-backend default configuration and plan.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "core/planned_tile.hpp"
@@ -98,24 +100,45 @@ void plan_teams(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLi
                             box == grid.to_local(owned_interior(grid)) && n[fast] % packet == 0
                         ? packet
                         : 1;
-  // GPUs: whole rows of up to 8 points a thread (packets: 4 accesses), 16 planes a team along the
-  // slowest axis; hosts: long pieces of single rows (a team is one thread there).
-  const std::int64_t row = plan.team_width > 1 ? n[fast] : plan.box_extent[fast];
-  const std::int64_t items = row / plan.team_width;
-  const int most = plan.team_width > 1 ? 4 : 8;
-  const int per_thread =
-      limits.gpu ? static_cast<int>(std::min<std::int64_t>(
-                       (items + plan.team_size - 1) / std::max(plan.team_size, 1), most))
-                 : 0;
-  plan.team_chunk = limits.gpu ? std::max(per_thread, 1) * plan.team_size * plan.team_width : 65536;
-  plan.team_chunks =
-      static_cast<int>(std::max<std::int64_t>((row + plan.team_chunk - 1) / plan.team_chunk, 1));
+  // GPUs: 16 planes a team along the slowest axis; rows of single points in pieces of up to 8
+  // points a thread; rows of packets in pieces of 1, 2, 4, 8 or 16 packets a thread, whichever
+  // brings the league nearest one wave of teams (the kernel's 62-64 registers leave half the
+  // device's resident threads: 4 teams of 256 an SM), measured best on seed 004's 1D problem and
+  // 4096^2 grids (docs/PERFORMANCE.md, "The team kernel"). Hosts: long pieces of single rows (a
+  // team is one thread there).
   plan.team_march = limits.gpu ? std::max(std::min(plan.box_extent[plan.team_axes[2]], 16), 1) : 1;
   const std::int64_t slabs =
       (plan.box_extent[plan.team_axes[2]] + plan.team_march - 1) / plan.team_march;
-  plan.league = plan.box_size == 0
-                    ? 0
-                    : std::int64_t(plan.box_extent[plan.team_axes[1]]) * plan.team_chunks * slabs;
+  const std::int64_t row = plan.team_width > 1 ? n[fast] : plan.box_extent[fast];
+  const std::int64_t chunks_per_plane = std::int64_t(plan.box_extent[plan.team_axes[1]]) * slabs;
+  const auto chunks_of = [&](const std::int64_t chunk) {
+    return std::max<std::int64_t>((row + chunk - 1) / chunk, 1);
+  };
+  int per_thread = 0;
+  if (limits.gpu) {
+    const std::int64_t whole_row =
+        (row / plan.team_width + plan.team_size - 1) / std::max(plan.team_size, 1);
+    if (plan.team_width == 1) {
+      per_thread = static_cast<int>(std::min<std::int64_t>(whole_row, 8));
+    } else {
+      const double wave =
+          std::max(static_cast<double>(limits.resident_threads) / 2 / plan.team_size, 1.0);
+      double nearest = std::numeric_limits<double>::max();
+      for (int packets = 1; packets <= 16; packets *= 2) {
+        const int each = static_cast<int>(std::min<std::int64_t>(whole_row, packets));
+        const double league = static_cast<double>(
+            chunks_per_plane * chunks_of(std::int64_t(each) * plan.team_size * plan.team_width));
+        const double off = std::abs(std::log2(league / wave));
+        if (off < nearest) {  // a tie keeps the fewer packets a thread
+          nearest = off;
+          per_thread = each;
+        }
+      }
+    }
+  }
+  plan.team_chunk = limits.gpu ? std::max(per_thread, 1) * plan.team_size * plan.team_width : 65536;
+  plan.team_chunks = static_cast<int>(chunks_of(plan.team_chunk));
+  plan.league = plan.box_size == 0 ? 0 : chunks_per_plane * plan.team_chunks;
 }
 
 // The blocked strategy's launch: the Laplacian's blocked plan over the same box, row ends stored
@@ -159,8 +182,12 @@ std::string JacobiPlan::describe() const {
   if (config.norm == NormStrategy::team)
     return "teams of " + (team_size > 0 ? std::to_string(team_size) : std::string("AUTO")) +
            " threads along " + "xyz"[team_axes[0]] + ", " + std::to_string(team_width) +
-           (team_width == 1 ? " point" : " points") + " an access, " + std::to_string(team_march) +
-           (team_march == 1 ? " plane" : " planes") + " a team; the last team adds the sums";
+           (team_width == 1 ? " point" : " points") + " an access" +
+           (gpu ? ", up to " + std::to_string(team_chunk / (std::max(team_size, 1) * team_width)) +
+                      " accesses a thread"
+                : std::string()) +
+           ", " + std::to_string(team_march) + (team_march == 1 ? " plane" : " planes") +
+           " a team; the last team adds the sums";
   if (!blocked) return mapping.describe();
   return blocked->policy_description() + "; " + blocked->details(gpu) +
          (sum_lanes > 1 ? "; norm sums added over " + std::to_string(sum_lanes) + " lanes a warp"
