@@ -9,7 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "core/deck.hpp"
 #include "fdtd/fdtd.hpp"
+#include "fdtd/fdtd_deck.hpp"
+#include "fdtd/fdtd_run.hpp"
 #include "fdtd/reference.hpp"
 #include "limits.hpp"
 
@@ -78,6 +81,15 @@ std::vector<FdtdKernelConfig> configs() {
         c.launch_bounds = bound;
         out.push_back(c);
       }
+  // Pairs: the contiguous axis' tile entry counts pairs of cells.
+  for (IterOrder order : {IterOrder::left, IterOrder::right, IterOrder::automatic})
+    for (const auto& tile : cell_tiles) {
+      FdtdKernelConfig c;
+      c.variant = FdtdVariant::pairs;
+      c.iterate = order;
+      c.tile = tile;
+      out.push_back(c);
+    }
   for (const auto& tile : column_tiles) {
     FdtdKernelConfig c;
     c.variant = FdtdVariant::column;
@@ -357,11 +369,70 @@ TEMPLATE_TEST_CASE(
       for (int c = 0; c < 6; ++c) REQUIRE(solver.component_host(c) == reference.component(c));
       ++checked;
     }
-  CHECK(checked == 50);
+  CHECK(checked == 68);
   // The fields are not trivial: the source drove them, and the block's material shows.
   double largest = 0;
   for (double v : reference.component(1)) largest = std::max(largest, std::abs(v));
   CHECK(largest > 1e-3);
+}
+
+TEMPLATE_TEST_CASE(
+    "rows padded to whole pairs or lines, and pairs over ranges that split a pair, "
+    "agree bitwise with the host reference",
+    "[fdtd]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  constexpr int C = std::is_same<TestType, Kokkos::LayoutRight>::value ? 2 : 0;
+  FdtdProblem p = busy_problem();
+  p.cells[C] = 12;  // 13 nodes along the contiguous axis: odd, so pairs need padded rows
+  YeeSolver<float, TestType> first(p, plan_for<TestType>(p));
+  fdtd_reference::HostYee<float> reference(first);
+  reference.run(20);
+  for (FdtdVariant variant : {FdtdVariant::cell, FdtdVariant::pairs})
+    for (int alignment : {1, 2, 3, 16}) {
+      FdtdKernelConfig config;
+      config.variant = variant;
+      FdtdPlan plan = plan_for<TestType>(p, config);
+      plan.row_alignment = alignment;
+      if (variant == FdtdVariant::pairs && alignment % 2 != 0) continue;
+      INFO(to_string(variant) << ", rows in multiples of " << alignment);
+      YeeSolver<float, TestType> solver(p, plan);
+      const Index rows = (13 + alignment - 1) / alignment * alignment;
+      CHECK(Index(solver.fields().e[0].extent(C)) == rows);
+      CHECK(Index(solver.fields().h[2].extent(C)) == rows);
+      solver.run(20);
+      for (int c = 0; c < 6; ++c) REQUIRE(solver.component_host(c) == reference.component(c));
+      // The padding is never written.
+      const auto ez =
+          Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), solver.fields().e[2]);
+      for (std::size_t a = 0; a < ez.extent(C == 2 ? 0 : 2); ++a)
+        for (std::size_t b = 0; b < ez.extent(1); ++b)
+          for (Index c = 13; c < rows; ++c) REQUIRE((C == 2 ? ez(a, b, c) : ez(c, b, a)) == 0.0f);
+    }
+  // Ranges that begin and end inside a pair (odd bounds along the contiguous axis), updated part
+  // by part as an overlapped update does: the same values as the cell variant over the whole.
+  p.source.reset();
+  p.cavity = CavityMode{{1, 2, 1}};
+  FdtdKernelConfig config;
+  config.variant = FdtdVariant::pairs;
+  config.layout = layout_of<TestType>();
+  const ExecLimits limits = limits_with_mapping(false);
+  Box lower{{0, 0, 0}, p.cells}, upper = lower;
+  lower.hi[C] = 5;
+  upper.lo[C] = 5;
+  const FdtdPlan parts[2] = {plan_fdtd(config, p, lower, limits),
+                             plan_fdtd(config, p, upper, limits)};
+  CHECK(parts[1].launch.loop_start == 5);
+  YeeSolver<float, TestType> split(p, plan_fdtd(config, p, limits)),
+      cells(p, plan_for<TestType>(p));
+  const auto v =
+      fdtd_detail::views_of<float, TestType>(split.fields(), p, split.dt(), split.nodes());
+  for (int step = 0; step < 20; ++step) {
+    for (const FdtdPlan& part : parts)
+      fdtd_detail::launch_update("h", part, fdtd_detail::UpdateH<float, TestType, true>{v});
+    for (const FdtdPlan& part : parts)
+      fdtd_detail::launch_update("e", part, fdtd_detail::UpdateE<float, TestType, true>{v});
+  }
+  cells.run(20);
+  for (int c = 0; c < 6; ++c) REQUIRE(split.component_host(c) == cells.component_host(c));
 }
 
 TEST_CASE("uniform coefficients and per-cell arrays of the same material agree bitwise", "[fdtd]") {
@@ -548,6 +619,31 @@ TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile 
   FdtdProblem other = p;
   other.cells = {20, 12, 9};
   CHECK_THROWS_AS((YeeSolver<double, Kokkos::LayoutRight>(other, cell)), std::invalid_argument);
+}
+
+TEST_CASE("the backends' defaults: pairs on rows of whole lines on GPUs, line on hosts", "[fdtd]") {
+  for (const char* precision : {"float", "double"})
+    for (const char* layout : {"right", "left"}) {
+      const Deck deck = Deck::parse(std::string("[run]\nsolver = \"fdtd\"\nprecision = \"") +
+                                        precision + "\"\n[grid]\nnx = 256\nny = 256\nnz = 256\n" +
+                                        "[kernel]\nlayout = \"" + layout + "\"\n",
+                                    "gpu.toml", {}, fdtd_schema());
+      INFO(precision << ", layout " << layout);
+      const bool right = std::string(layout) == "right";
+      const FdtdSetup gpu = fdtd_setup_from_deck(deck, h100_limits());
+      CHECK(gpu.plan.config.variant == FdtdVariant::pairs);
+      CHECK(gpu.plan.config.launch_bounds == 256);
+      CHECK(gpu.plan.tile_per_axis() == (right ? std::array<std::int64_t, 3>{1, 1, 64}
+                                               : std::array<std::int64_t, 3>{64, 1, 1}));
+      CHECK(gpu.plan.launch.loop_length == 256);  // cells; the policy counts 128 pairs
+      CHECK(gpu.plan.launch.upper[0] == 128);
+      CHECK(gpu.plan.row_alignment == (std::string(precision) == "float" ? 32 : 16));
+      CHECK(gpu.plan.allocated_extents({257, 257, 257})[right ? 2 : 0] ==
+            (std::string(precision) == "float" ? 288 : 272));
+      const FdtdSetup host = fdtd_setup_from_deck(deck, limits_with_mapping(false));
+      CHECK(host.plan.config.variant == FdtdVariant::line);
+      CHECK(host.plan.row_alignment == 1);
+    }
 }
 
 TEST_CASE("staggered geometry: lattices, probes, sources, time step", "[fdtd]") {

@@ -147,6 +147,15 @@ class Ranks(unittest.TestCase):
                 with open(os.path.join(self.dir, "one", "energy.csv")) as a, \
                         open(os.path.join(self.dir, name, "energy.csv")) as b:
                     self.assertEqual(a.read(), b.read())
+        # Pairs of cells where the contiguous axis is cut (19 nodes: ranks' cells begin and end
+        # inside pairs), overlapped parts too.
+        for layout, dims in (("right", "[1, 1, 4]"), ("left", "[4, 1, 1]")):
+            with self.subTest(pairs=layout):
+                name = "fdtd4pairs" + layout
+                self.run_deck(4, "fdtd_dipole.toml", name, extra + [
+                    "mpi.dims=" + dims, "mpi.overlap=true", "kernel.variant=pairs",
+                    "kernel.layout=" + layout])
+                self.assert_same_fields("one", name)
 
     def test_cg_iterations_and_solution_within_the_residual_bound(self):
         extra = ["run.solver=cg", "grid.nx=21", "grid.ny=17", "grid.nz=13"]

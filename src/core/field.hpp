@@ -13,13 +13,17 @@ namespace kstencil {
 template <class T, class KokkosLayout>
 using Field = Kokkos::View<T***, KokkosLayout>;
 
-// A zero-filled field over the grid's local extents, on huge pages where the host offers them.
+// A zero-filled field of `n` points per axis, on huge pages where the host offers them.
 template <class T, class KokkosLayout>
-Field<T, KokkosLayout> allocate_field(const std::string& label, const Grid& grid) {
-  const Index3 n = grid.local_extents();
+Field<T, KokkosLayout> allocate_field(const std::string& label, const Index3& n) {
   const auto field = allocate_on_huge_pages<Field<T, KokkosLayout>>(label, n[0], n[1], n[2]);
   Kokkos::deep_copy(field, T(0));
   return field;
+}
+// ... over the grid's local extents.
+template <class T, class KokkosLayout>
+Field<T, KokkosLayout> allocate_field(const std::string& label, const Grid& grid) {
+  return allocate_field<T, KokkosLayout>(label, grid.local_extents());
 }
 
 // The values of `host` (a host copy of a field over the grid's allocated box) over `global_box`

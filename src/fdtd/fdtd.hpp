@@ -25,7 +25,9 @@ namespace kstencil {
 enum class FdtdVariant {
   cell,    // one cell per work item, 3D MDRange with the layout-aware mapping
   column,  // one work item per column along the slowest axis, 2D MDRange (seed 001's loop over z)
-  line     // one work item per row along the contiguous axis, vectorised on hosts, 2D MDRange
+  line,    // one work item per row along the contiguous axis, vectorised on hosts, 2D MDRange
+  pairs    // two cells along the contiguous axis per work item (on GPUs through 8-byte float or
+           // 16-byte double accesses), 3D MDRange over the pairs with the layout-aware mapping
 };
 FdtdVariant parse_fdtd_variant(const std::string& word);
 std::string to_string(FdtdVariant variant);
@@ -158,7 +160,8 @@ struct FdtdLaunch {
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
   std::array<std::int64_t, 3> tile{1, 1, 1};
   // column and line variants: the cells each work item loops over along the slowest (column) or
-  // the contiguous axis (line): the first (local index) and how many.
+  // the contiguous axis (line): the first (local index) and how many; pairs: the cells along the
+  // contiguous axis (the policy's bounds there count pairs of cells from local index 0).
   int loop_start = 0;
   int loop_length = 0;
 };
@@ -170,7 +173,14 @@ struct FdtdPlan {
   Mapping mapping;  // of the policy: cell as resolved, column Iterate::Left over (c, j)
   Index3 cells{0, 0, 0};
   FdtdLaunch launch;
+  // The fields' rows along the contiguous axis are allocated in whole multiples of this many
+  // values, the points beyond the grid never read: on GPUs rows of whole 128-byte lines, so that a
+  // warp's row of values spans no more lines and sectors than it needs.
+  int row_alignment = 1;
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
+
+  // The fields' allocated extents for a grid of `extents` points per axis.
+  Index3 allocated_extents(const Index3& extents) const;
 
   // "policy (i,j,k), Iterate::Right", or the column variant's "policy (k,j), columns along x".
   std::string describe() const;

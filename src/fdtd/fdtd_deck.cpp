@@ -27,9 +27,11 @@ const Schema& fdtd_schema() {
            "column = one work item per column along the slowest axis (2D MDRange, ignores "
            "iterate and the slowest axis' tile entry); line = one work item per row along the "
            "contiguous axis, vectorised on hosts (2D MDRange, ignores iterate and the contiguous "
-           "axis' tile entry; on hosts 0 entries are fitted to the caches); auto = line on "
-           "hosts, cell on GPUs")
-           .choices({"auto", "cell", "column", "line"})},
+           "axis' tile entry; on hosts 0 entries are fitted to the caches); pairs = two cells "
+           "along the contiguous axis per work item (3D MDRange over the pairs, the contiguous "
+           "axis' tile entry counts pairs; on GPUs 8-byte float, 16-byte double accesses); auto "
+           "= line on hosts, pairs on GPUs")
+           .choices({"auto", "cell", "column", "line", "pairs"})},
       kernel_trait_keys(),
       {Key("media", "mode", T::string, R"("uniform")",
            "uniform = scalar update coefficients; arrays = per-cell coefficient arrays (3 more "

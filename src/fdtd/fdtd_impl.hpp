@@ -2,6 +2,7 @@
 // YeeSolver and verify_fdtd definitions; included by one file per precision.
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 
@@ -143,37 +144,6 @@ struct GatherProbes {
   }
 };
 
-template <class T, class KokkosLayout>
-YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fields& f,
-                                   const FdtdProblem& problem, double dt, const Grid& nodes) {
-  YeeViews<T, KokkosLayout> v;
-  v.oi = static_cast<int>(nodes.allocated.lo[0]);
-  v.oj = static_cast<int>(nodes.allocated.lo[1]);
-  v.ok = static_cast<int>(nodes.allocated.lo[2]);
-  v.ex = f.e[0];
-  v.ey = f.e[1];
-  v.ez = f.e[2];
-  v.hx = f.h[0];
-  v.hy = f.h[1];
-  v.hz = f.h[2];
-  v.ca = f.ca;
-  v.cb = f.cb;
-  v.db = f.db;
-  v.eps = f.eps;
-  v.mu = f.mu;
-  const Material& m = problem.media.background;
-  const Coefficients c = coefficients_of(m.eps, m.mu, m.sigma, dt);
-  v.ca0 = static_cast<T>(c.ca);
-  v.cb0 = static_cast<T>(c.cb);
-  v.db0 = static_cast<T>(c.db);
-  v.eps0 = static_cast<T>(m.eps);
-  v.mu0 = static_cast<T>(m.mu);
-  v.idx = static_cast<T>(1 / problem.spacing[0]);
-  v.idy = static_cast<T>(1 / problem.spacing[1]);
-  v.idz = static_cast<T>(1 / problem.spacing[2]);
-  return v;
-}
-
 }  // namespace fdtd_detail
 
 template <class T, class KokkosLayout>
@@ -192,11 +162,13 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
   if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.cells != problem_.cells)
     throw std::invalid_argument("FDTD plan made for other fields");
   const Index3 extents = grid_.local_extents();
-  // A spare field of this grid's extents, zeroed, or else a new one.
+  const Index3 allocated = plan_.allocated_extents(extents);
+  // A spare field of these extents, zeroed, or else a new one.
   const auto field = [&](Field<T, KokkosLayout>& spare, const char* label) {
-    const bool fits = spare.data() != nullptr && Index(spare.extent(0)) == extents[0] &&
-                      Index(spare.extent(1)) == extents[1] && Index(spare.extent(2)) == extents[2];
-    if (!fits) return allocate_field<T, KokkosLayout>(label, grid_);
+    const bool fits = spare.data() != nullptr && Index(spare.extent(0)) == allocated[0] &&
+                      Index(spare.extent(1)) == allocated[1] &&
+                      Index(spare.extent(2)) == allocated[2];
+    if (!fits) return allocate_field<T, KokkosLayout>(label, allocated);
     Kokkos::deep_copy(spare, T(0));
     return std::move(spare);
   };
@@ -218,6 +190,11 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
                          fdtd_detail::FillMaterials<T, KokkosLayout>::of(fields_, problem_, dt_,
                                                                          grid_.allocated.lo));
   }
+  if (plan_.config.variant == FdtdVariant::pairs)
+    for (const auto* f : {&fields_.e[0], &fields_.e[1], &fields_.e[2], &fields_.h[0], &fields_.h[1],
+                          &fields_.h[2], &fields_.ca, &fields_.cb, &fields_.db})
+      if (reinterpret_cast<std::uintptr_t>(f->data()) % (2 * sizeof(T)) != 0)
+        throw std::logic_error("FDTD pairs: a field not aligned to a pair of values");
   initialize();
 }
 

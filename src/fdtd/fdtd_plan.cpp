@@ -81,10 +81,23 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
     launch.loop_length = static_cast<int>(cells.extent(contiguous));
   } else {
     plan.mapping = resolve_mapping(config.layout, config.iterate, limits.gpu);
-    launch.lower = to_policy_order(plan.mapping, cells.lo);
-    launch.upper = to_policy_order(plan.mapping, cells.hi);
+    Box range = cells;
+    if (config.variant == FdtdVariant::pairs) {
+      // The pairs of cells (2 m, 2 m + 1) that hold a cell of the range: pairs start at even local
+      // indices, where the rows' aligned pairs of values are.
+      const int contiguous = config.layout == Layout::right ? 2 : 0;
+      range.lo[contiguous] = cells.lo[contiguous] / 2;
+      range.hi[contiguous] = (cells.hi[contiguous] + 1) / 2;
+      launch.loop_start = static_cast<int>(cells.lo[contiguous]);
+      launch.loop_length = static_cast<int>(cells.extent(contiguous));
+    }
+    launch.lower = to_policy_order(plan.mapping, range.lo);
+    launch.upper = to_policy_order(plan.mapping, range.hi);
     tile = to_policy_order(plan.mapping, config.tile);
   }
+  plan.row_alignment = limits.gpu ? std::max(128 / std::max(config.element_bytes, 1), 1) : 1;
+  if (config.variant == FdtdVariant::pairs && plan.row_alignment % 2 != 0)
+    plan.row_alignment *= 2;  // rows of whole pairs
   const PlannedTile planned =
       plan_tile(plan.mapping, config.launch_bounds, launch.lower, launch.upper, tile, limits);
   launch.tile = planned.tile;
@@ -92,11 +105,21 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
   return plan;
 }
 
+Index3 FdtdPlan::allocated_extents(const Index3& extents) const {
+  Index3 out = extents;
+  const int contiguous = config.layout == Layout::right ? 2 : 0;
+  const Index a = std::max(row_alignment, 1);
+  out[contiguous] = (extents[contiguous] + a - 1) / a * a;
+  return out;
+}
+
 std::string FdtdPlan::describe() const {
   const bool right = config.layout == Layout::right;
   switch (config.variant) {
     case FdtdVariant::cell:
       return mapping.describe();
+    case FdtdVariant::pairs:
+      return mapping.describe() + ", pairs along " + (right ? "z" : "x");
     case FdtdVariant::column:
       return right ? "policy (k,j), columns along x" : "policy (i,j), columns along z";
     case FdtdVariant::line:
@@ -112,6 +135,7 @@ std::array<std::int64_t, 3> FdtdPlan::tile_per_axis() const {
   std::array<std::int64_t, 3> tile{1, launch.tile[1], 1};
   switch (config.variant) {
     case FdtdVariant::cell:
+    case FdtdVariant::pairs:
       return to_axis_order(mapping, launch.tile);
     case FdtdVariant::column:
       tile[contiguous] = launch.tile[0];

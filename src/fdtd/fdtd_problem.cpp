@@ -12,6 +12,7 @@ FdtdVariant parse_fdtd_variant(const std::string& word) {
   if (word == "cell") return FdtdVariant::cell;
   if (word == "column") return FdtdVariant::column;
   if (word == "line") return FdtdVariant::line;
+  if (word == "pairs") return FdtdVariant::pairs;
   throw std::invalid_argument("unknown FDTD variant " + word);
 }
 
@@ -23,6 +24,8 @@ std::string to_string(FdtdVariant variant) {
       return "column";
     case FdtdVariant::line:
       return "line";
+    case FdtdVariant::pairs:
+      return "pairs";
   }
   return "?";
 }

@@ -34,14 +34,14 @@ FdtdKernelConfig default_fdtd_kernel(const ExecLimits& limits, Layout layout, It
   FdtdKernelConfig config;
   // Hosts: rows through loops the compiler vectorises, in cache-fitted tiles; Kokkos' host
   // MDRange over cells does not vectorise (docs/PERFORMANCE.md, FDTD on hosts).
-  config.variant = limits.gpu ? FdtdVariant::cell : FdtdVariant::line;
+  config.variant = limits.gpu ? FdtdVariant::pairs : FdtdVariant::line;
   config.layout = layout;
   config.iterate = iterate;
   if (limits.gpu) {
-    // 128 work items along the contiguous axis with launch bounds 256: the best tile in both
-    // layouts on H100 (docs/PERFORMANCE.md, FDTD), far ahead of Kokkos' default and columns.
+    // Pairs of cells, 64 pairs along the contiguous axis, launch bounds 256: a warp's accesses
+    // move two values a thread, far ahead of a cell a work item (docs/PERFORMANCE.md, FDTD).
     config.tile = {1, 1, 1};
-    config.tile[resolve_mapping(layout, iterate, limits.gpu).axis_of_policy_dim(0)] = 128;
+    config.tile[resolve_mapping(layout, iterate, limits.gpu).axis_of_policy_dim(0)] = 64;
     config.launch_bounds = 256;
   }
   return config;
@@ -487,6 +487,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
       .fact("mapping", mapping)
       .fact("tile", s.plan.tile_per_axis())
       .fact("launch_bounds", kernel.launch_bounds)
+      .fact("row_alignment", s.plan.row_alignment)
       .fact("precision", precision)
       .fact("media", to_string(p.media.mode))
       .fact("cells", p.cells)
@@ -501,11 +502,15 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                         precision + ", media " + to_string(p.media.mode))
       .line("time", std::to_string(s.steps) + " steps of dt = " + fmt("%.6g", p.dt()) +
                         " (Courant " + fmt("%g", p.courant) + ")")
-      .line("kernel", variant + (s.requested_variant == "auto" ? " (auto)" : "") + ", layout " +
-                          to_string(kernel.layout) + ", " + mapping + ", tile " +
-                          format_triple(s.plan.tile_per_axis()) + " (x y z), launch bounds " +
-                          (kernel.launch_bounds ? std::to_string(kernel.launch_bounds)
-                                                : std::string("none")));
+      .line(
+          "kernel",
+          variant + (s.requested_variant == "auto" ? " (auto)" : "") + ", layout " +
+              to_string(kernel.layout) + ", " + mapping + ", tile " +
+              format_triple(s.plan.tile_per_axis()) + " (x y z), launch bounds " +
+              (kernel.launch_bounds ? std::to_string(kernel.launch_bounds) : std::string("none")) +
+              (s.plan.row_alignment > 1 ? ", rows allocated in multiples of " +
+                                              std::to_string(s.plan.row_alignment) + " values"
+                                        : std::string()));
   report_performance<T>(report, p, ceiling, h, comm);
   clock.end("ceiling");
   report_energy(report, h.energy, p.source.has_value());

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstddef>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "core/decomposition.hpp"
+#include "core/pairs.hpp"
 #include "core/policy.hpp"
 #include "fdtd/fdtd.hpp"
 
@@ -31,6 +33,39 @@ struct YeeViews {
   T idx, idy, idz;                             // 1 / spacing
   int oi, oj, ok;  // global index of the local (0, 0, 0): the walls are at global 0
 };
+
+// The views and coefficients the updates read: the solver's fields, the background material's
+// coefficients for time step dt, and the local grid's origin.
+template <class T, class KokkosLayout>
+YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fields& f,
+                                   const FdtdProblem& problem, double dt, const Grid& nodes) {
+  YeeViews<T, KokkosLayout> v;
+  v.oi = static_cast<int>(nodes.allocated.lo[0]);
+  v.oj = static_cast<int>(nodes.allocated.lo[1]);
+  v.ok = static_cast<int>(nodes.allocated.lo[2]);
+  v.ex = f.e[0];
+  v.ey = f.e[1];
+  v.ez = f.e[2];
+  v.hx = f.h[0];
+  v.hy = f.h[1];
+  v.hz = f.h[2];
+  v.ca = f.ca;
+  v.cb = f.cb;
+  v.db = f.db;
+  v.eps = f.eps;
+  v.mu = f.mu;
+  const Material& m = problem.media.background;
+  const Coefficients c = coefficients_of(m.eps, m.mu, m.sigma, dt);
+  v.ca0 = static_cast<T>(c.ca);
+  v.cb0 = static_cast<T>(c.cb);
+  v.db0 = static_cast<T>(c.db);
+  v.eps0 = static_cast<T>(m.eps);
+  v.mu0 = static_cast<T>(m.mu);
+  v.idx = static_cast<T>(1 / problem.spacing[0]);
+  v.idy = static_cast<T>(1 / problem.spacing[1]);
+  v.idz = static_cast<T>(1 / problem.spacing[2]);
+  return v;
+}
 
 // Row j of plane s (local indices along y and the slowest axis: x for LayoutRight, z for
 // LayoutLeft) from `begin` along the contiguous axis: its offset into the fields, their strides
@@ -97,6 +132,51 @@ KOKKOS_FORCEINLINE_FUNCTION void h_line(T* KOKKOS_RESTRICT h, const T* KOKKOS_RE
   }
 }
 
+// Cells (i, j, k) and the next along the contiguous axis, whose values in every field are one
+// aligned pair (pairs variant; `i`, `j`, `k` local, the contiguous index even): the offset of the
+// first, the fields' strides, and which of the two lie in the update's range [begin, end) along the
+// contiguous axis.
+template <class KokkosLayout>
+struct PairFrame {
+  static constexpr int contiguous = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? 2 : 0;
+  std::ptrdiff_t stride[3], offset;
+  int index[3];
+  bool in[2];
+
+  template <class View>
+  KOKKOS_INLINE_FUNCTION PairFrame(const View& field, const int i, const int j, const int k,
+                                   const int begin, const int end)
+      : stride{static_cast<std::ptrdiff_t>(field.stride(0)),
+               static_cast<std::ptrdiff_t>(field.stride(1)),
+               static_cast<std::ptrdiff_t>(field.stride(2))},
+        offset(i * stride[0] + j * stride[1] + k * stride[2]),
+        index{i, j, k},
+        in{index[contiguous] >= begin, index[contiguous] + 1 < end} {}
+  // The pair of `field` at the cells, or at their neighbours `step` (-1 or +1) along `axis`: along
+  // the contiguous axis the value beside the pair completes it (read only where `needed`).
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION Pair<T> at(const T* const field, const int axis, const int step,
+                                         const bool needed) const {
+    const T* const q = field + offset;
+    if (axis != contiguous) return load_pair(q + step * stride[axis]);
+    const Pair<T> here = load_pair(q);
+    if (step < 0) return {needed ? q[-1] : T(0), here.first};
+    return {here.second, needed ? q[2] : T(0)};
+  }
+  // Stores the pair, or the one value of it in the range: a value of a neighbouring range may be
+  // another part's to write, at the same time.
+  template <class T>
+  KOKKOS_FORCEINLINE_FUNCTION void store(T* const field, const Pair<T> value) const {
+    T* const q = field + offset;
+    if (in[0] && in[1])
+      store_pair<false>(q, value.first, value.second);
+    else if (in[0])
+      q[0] = value.first;
+    else
+      q[1] = value.second;
+  }
+};
+
 // E^n -> E^(n+1) at cell (i, j, k) (local indices); tangential E on the walls (global j or k = 0
 // for Ex, ...) is not updated and stays zero (PEC). Cells are [0, nx) x [0, ny) x [0, nz).
 template <class T, class KokkosLayout, bool Arrays>
@@ -130,6 +210,41 @@ struct UpdateE {
       e_line<Arrays>(e.data() + at, a.data() + at, f.stride[da], ia, b.data() + at, f.stride[db],
                      ib, Arrays ? v.ca.data() + at : nullptr, Arrays ? v.cb.data() + at : nullptr,
                      ca, cb, n);
+    };
+    update(0, v.ex, v.hz, 1, v.idy, v.hy, 2, v.idz);
+    update(1, v.ey, v.hx, 2, v.idz, v.hz, 0, v.idx);
+    update(2, v.ez, v.hy, 0, v.idx, v.hx, 1, v.idy);
+  }
+  // Cells (i, j, k) and the next along the contiguous axis, those of them in [begin, end) along it
+  // (pairs variant): operator()'s values, from pairs of values.
+  KOKKOS_FORCEINLINE_FUNCTION void pair(const int i, const int j, const int k, const int begin,
+                                        const int end) const {
+    const PairFrame<KokkosLayout> f{v.ex, i, j, k, begin, end};
+    constexpr int C = PairFrame<KokkosLayout>::contiguous;
+    const int global[3] = {i + v.oi, j + v.oj, k + v.ok};
+    const Pair<T> ca = Arrays ? load_pair(v.ca.data() + f.offset) : Pair<T>{v.ca0, v.ca0};
+    const Pair<T> cb = Arrays ? load_pair(v.cb.data() + f.offset) : Pair<T>{v.cb0, v.cb0};
+    // Component c (normal to the walls it is zero on: the two other axes): e = ca e + cb ((a -
+    // a[-da]) ia - (b - b[-db]) ib).
+    const auto update = [&](const int c, const Field<T, KokkosLayout>& e,
+                            const Field<T, KokkosLayout>& a, const int da, const T ia,
+                            const Field<T, KokkosLayout>& b, const int db, const T ib) {
+      bool updates[2] = {true, true};
+      for (int axis = 0; axis < 3; ++axis) {
+        if (axis == c) continue;
+        updates[0] = updates[0] && global[axis] > 0;
+        updates[1] = updates[1] && global[axis] + (axis == C ? 1 : 0) > 0;
+      }
+      if (!updates[0] && !updates[1]) return;
+      const Pair<T> old = load_pair(e.data() + f.offset);
+      const Pair<T> a0 = load_pair(a.data() + f.offset), b0 = load_pair(b.data() + f.offset);
+      const Pair<T> a1 = f.at(a.data(), da, -1, updates[0] && f.in[0]);
+      const Pair<T> b1 = f.at(b.data(), db, -1, updates[0] && f.in[0]);
+      const T first = ca.first * old.first +
+                      cb.first * ((a0.first - a1.first) * ia - (b0.first - b1.first) * ib);
+      const T second = ca.second * old.second +
+                       cb.second * ((a0.second - a1.second) * ia - (b0.second - b1.second) * ib);
+      f.store(e.data(), Pair<T>{updates[0] ? first : old.first, updates[1] ? second : old.second});
     };
     update(0, v.ex, v.hz, 1, v.idy, v.hy, 2, v.idz);
     update(1, v.ey, v.hx, 2, v.idz, v.hz, 0, v.idx);
@@ -170,6 +285,28 @@ struct UpdateH {
       const std::ptrdiff_t at = f.offset;
       h_line<Arrays>(h.data() + at, a.data() + at, f.stride[da], ia, b.data() + at, f.stride[db],
                      ib, Arrays ? v.db.data() + at : nullptr, db0, n);
+    };
+    update(v.hx, v.ez, 1, v.idy, v.ey, 2, v.idz);
+    update(v.hy, v.ex, 2, v.idz, v.ez, 0, v.idx);
+    update(v.hz, v.ey, 0, v.idx, v.ex, 1, v.idy);
+  }
+  // As UpdateE::pair.
+  KOKKOS_FORCEINLINE_FUNCTION void pair(const int i, const int j, const int k, const int begin,
+                                        const int end) const {
+    const PairFrame<KokkosLayout> f{v.ex, i, j, k, begin, end};
+    const Pair<T> d = Arrays ? load_pair(v.db.data() + f.offset) : Pair<T>{v.db0, v.db0};
+    const auto update = [&](const Field<T, KokkosLayout>& h, const Field<T, KokkosLayout>& a,
+                            const int da, const T ia, const Field<T, KokkosLayout>& b, const int db,
+                            const T ib) {
+      const Pair<T> old = load_pair(h.data() + f.offset);
+      const Pair<T> a0 = load_pair(a.data() + f.offset), b0 = load_pair(b.data() + f.offset);
+      const Pair<T> a1 = f.at(a.data(), da, 1, f.in[1]);
+      const Pair<T> b1 = f.at(b.data(), db, 1, f.in[1]);
+      f.store(
+          h.data(),
+          Pair<T>{old.first - d.first * ((a1.first - a0.first) * ia - (b1.first - b0.first) * ib),
+                  old.second -
+                      d.second * ((a1.second - a0.second) * ia - (b1.second - b0.second) * ib)});
     };
     update(v.hx, v.ez, 1, v.idy, v.ey, 2, v.idz);
     update(v.hy, v.ex, 2, v.idz, v.ez, 0, v.idx);
@@ -224,6 +361,20 @@ struct LineLoop {
     update.line(s, j, begin, end);
   }
 };
+// Two cells along the contiguous axis per work item: policy as CellLoop's, the contiguous axis'
+// index counting pairs; the cells in [begin, end) along it are updated.
+template <class Update, bool Reversed>
+struct PairLoop {
+  Update update;
+  int begin, end;
+  static constexpr bool right =
+      std::is_same<typename decltype(std::declval<Update>().v.ex)::array_layout,
+                   Kokkos::LayoutRight>::value;
+  KOKKOS_INLINE_FUNCTION void operator()(const int p0, const int j, const int p2) const {
+    const int i = Reversed ? p2 : p0, k = Reversed ? p0 : p2;
+    update.pair(right ? i : 2 * i, j, right ? 2 * k : k, begin, end);
+  }
+};
 // Runs the update over the cells as `plan` says (variant, mapping, bounds, tile, launch bound).
 template <class Update>
 void launch_update(const char* label, const FdtdPlan& plan, const Update& update) {
@@ -252,7 +403,12 @@ void launch_update(const char* label, const FdtdPlan& plan, const Update& update
         constexpr bool Reversed = decltype(reversed)::value;
         const auto policy = planned_policy<decltype(iterate)::value, decltype(bound)::value>(
             l.lower, l.upper, l.tile);
-        Kokkos::parallel_for(label, policy, CellLoop<Update, Reversed>{update});
+        if (plan.config.variant == FdtdVariant::pairs)
+          Kokkos::parallel_for(
+              label, policy,
+              PairLoop<Update, Reversed>{update, l.loop_start, l.loop_start + l.loop_length});
+        else
+          Kokkos::parallel_for(label, policy, CellLoop<Update, Reversed>{update});
       });
 }
 
