@@ -464,11 +464,11 @@ TEMPLATE_TEST_CASE("a solver on another solver's released fields evolves bitwise
   for (int c = 0; c < 6; ++c) CHECK(reused.component_host(c) == fresh.component_host(c));
   // Fields of other extents are not taken (the spare set still lives when the new one is made).
   FdtdProblem larger = p;
-  larger.cells = {14, 9, 11};
+  larger.cells = {13, 10, 11};  // along y: the rows' allocated length may round both alike
   const Solver other(larger, plan_for<TestType>(larger), Decomposition::single(), {},
                      reused.release());
   CHECK(other.fields().e[0].data() != ex);
-  CHECK(other.fields().e[0].extent(0) == fresh.fields().e[0].extent(0) + 1);
+  CHECK(other.fields().e[0].extent(1) == fresh.fields().e[0].extent(1) + 1);
   const auto values = other.component_host(1);
   CHECK(std::all_of(values.begin(), values.end(), [](double v) { return v == 0; }));
 }

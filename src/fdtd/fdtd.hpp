@@ -175,7 +175,8 @@ struct FdtdPlan {
   FdtdLaunch launch;
   // The fields' rows along the contiguous axis are allocated in whole multiples of this many
   // values, the points beyond the grid never read: on GPUs rows of whole 128-byte lines, so that a
-  // warp's row of values spans no more lines and sectors than it needs.
+  // warp's row of values spans no more lines and sectors than it needs, and pairs of values stay
+  // aligned from row to row (hosts: as long as the grid's, or whole pairs for the pairs variant).
   int row_alignment = 1;
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
 

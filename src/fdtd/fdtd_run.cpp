@@ -152,15 +152,19 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
       if (part.problem)
         throw tile_error(deck, limits, *part.problem + " (a part of the overlapped update)");
   }
-  // The six components (and three coefficient arrays), and the same-run copy of as many values,
-  // twice; rank 0's host reference holds the whole grid's nine arrays and one gathered component.
+  // The six components (and three coefficient arrays) on rows as the plan allocates them, and the
+  // same-run copy of as many values, twice; rank 0's host reference holds the whole grid's nine
+  // arrays and one gathered component.
   const double value = s.single_precision ? 4 : 8;
   const double local = static_cast<double>(nodes.allocated.size()) * value;
+  const Index3 rows = s.plan.allocated_extents(nodes.local_extents());
+  const double field = static_cast<double>(rows[0] * rows[1] * rows[2]) * value;
   const double whole = static_cast<double>(p.nodes().global().size()) * value;
   const int arrays = fdtd_arrays(media.mode);
   const double host = rank == 0 ? 10 * whole : 6 * local;
+  const double device = arrays * (field + 2 * local);
   check_memory(deck,
-               {3 * arrays * local, host, std::max(3 * arrays * local, arrays * local + host),
+               {device, host, std::max(device, arrays * field + host),
                 std::to_string(3 * arrays) + " arrays of the local grid" +
                     (rank == 0 ? ", 10 of the whole grid for the host reference" : "")},
                p.cells, limits);
