@@ -345,12 +345,14 @@ class BadDecks(Workdir):
                           "[kernel] parts = 2", "not valid for kernel line")
         self.expect_error(SMALL_DECK, ["kernel.m=16", "kernel.m_slow=2"], "[kernel] m_slow = 2",
                           "blocked: m x m_slow must be at most 16")
-        # Pairs: float only, and rows of whole pairs (layout right: z has 9 points).
-        self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2"], "[kernel] m_contiguous = 2",
-                          "compiled for float", "precision = \"float\"")
-        self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2", "run.precision=float"],
-                          "[kernel] m_contiguous = 2", "even number of points",
-                          "extent, halo included, is 9")
+        # Pairs: streaming stores, and rows of whole pairs (layout right: z has 9 points).
+        self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2", "kernel.streaming_stores=false"],
+                          "[kernel] m_contiguous = 2", "compiled for m x m_slow = 4 or 8",
+                          "streaming_stores = true")
+        for precision in ("float", "double"):
+            self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2", "run.precision=" + precision],
+                              "[kernel] m_contiguous = 2", "even number of points",
+                              "extent, halo included, is 9")
 
     def test_negative_spacing(self):
         self.expect_error(SMALL_DECK.replace("hx = 0.1", "hx = -0.1"), [], "hx", ">= 1e-15")

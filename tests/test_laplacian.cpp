@@ -296,20 +296,26 @@ TEMPLATE_TEST_CASE(
           single.params.zero_row_ends = zero_ends;
           Config pairs = single;
           pairs.params.m_contiguous = 2;
-          INFO("grid " << format_triple(points) << " " << describe<TestType>(pairs));
-          const LaplacianPlan plan = plan_for<float, TestType>(pairs, grid);
-          const int contiguous = AxisRoles::of(layout_of<TestType>()).contiguous;
-          CHECK(plan.points_per_group()[contiguous] ==
-                2 * to_axis_order(plan.mapping, plan.launch->tile)[contiguous]);
-          REQUIRE(laplacian_of<float, TestType>(TestField::sine, pairs, grid) ==
-                  laplacian_of<float, TestType>(TestField::sine, single, grid));
-          const auto v = verify_laplacian<float, TestType>(plan, grid, TestField::sine);
-          CHECK(v.passed);
-          CHECK(v.reference_mismatches == 0);
-          CHECK(v.untouched_violations == 0);
-          ++checked;
+          const auto check = [&](auto zero) {
+            using T = decltype(zero);
+            INFO("grid " << format_triple(points) << " " << describe<TestType>(pairs) << " "
+                         << sizeof(T) << "-byte values");
+            const LaplacianPlan plan = plan_for<T, TestType>(pairs, grid);
+            const int contiguous = AxisRoles::of(layout_of<TestType>()).contiguous;
+            CHECK(plan.points_per_group()[contiguous] ==
+                  2 * to_axis_order(plan.mapping, plan.launch->tile)[contiguous]);
+            REQUIRE(laplacian_of<T, TestType>(TestField::sine, pairs, grid) ==
+                    laplacian_of<T, TestType>(TestField::sine, single, grid));
+            const auto v = verify_laplacian<T, TestType>(plan, grid, TestField::sine);
+            CHECK(v.passed);
+            CHECK(v.reference_mismatches == 0);
+            CHECK(v.untouched_violations == 0);
+            ++checked;
+          };
+          check(0.0f);
+          check(0.0);
         }
-  CHECK(checked == 120);
+  CHECK(checked == 240);
 }
 
 TEST_CASE("pairs are refused where they are not compiled or a row could not hold them",
@@ -334,9 +340,9 @@ TEST_CASE("pairs are refused where they are not compiled or a row could not hold
   refused(plan_laplacian(params, Layout::left, 4, Grid::whole({9, 10, 8}, {0, 0, 0}, {1, 1, 1}),
                          limits),
           "even number of points");
-  refused(plan_laplacian(params, Layout::right, 8, even, limits), "compiled for float");
+  CHECK_FALSE(plan_laplacian(params, Layout::right, 8, even, limits).problem);
   params.streaming_stores = false;
-  refused(plan_laplacian(params, Layout::right, 4, even, limits), "compiled for float");
+  refused(plan_laplacian(params, Layout::right, 4, even, limits), "and streaming stores");
   params.streaming_stores = true;
   params.m = 16;
   refused(plan_laplacian(params, Layout::right, 4, even, limits), "m x m_slow = 4 or 8");
@@ -344,13 +350,13 @@ TEST_CASE("pairs are refused where they are not compiled or a row could not hold
   params.kernel = LaplacianKernel::line;
   refused(plan_laplacian(params, Layout::right, 4, even, limits), "one point per work item");
 
-  const Deck deck = Deck::parse(
-      "", "lap.toml",
-      {"kernel.variant=\"blocked\"", "kernel.m_contiguous=2", "run.precision=\"double\""},
-      laplacian_schema());
+  const Deck deck = Deck::parse("", "lap.toml",
+                                {"kernel.variant=\"blocked\"", "kernel.m_contiguous=2",
+                                 "kernel.m=16", "run.precision=\"double\""},
+                                laplacian_schema());
   CHECK_THROWS_WITH(laplacian_setup_from_deck(deck, limits),
                     ContainsSubstring("lap.toml: [kernel] m_contiguous = 2") &&
-                        ContainsSubstring("compiled for float"));
+                        ContainsSubstring("m x m_slow = 4 or 8"));
 }
 
 TEMPLATE_TEST_CASE(
@@ -680,7 +686,9 @@ TEST_CASE(
   CHECK(host_default.plan.params.streaming_stores);
   const auto gpu_default = setup({}, gpu);
   CHECK(gpu_default.plan.params.kernel == LaplacianKernel::blocked);
-  CHECK(gpu_default.plan.params.m == 8);
+  CHECK(gpu_default.plan.params.m == 4);
+  CHECK(gpu_default.plan.params.m_slow == 2);
+  CHECK(gpu_default.plan.params.m_contiguous == 2);
   CHECK(gpu_default.plan.params.blocks_per_item == 3);
   CHECK(gpu_default.plan.params.launch_bounds == 128);
   // Explicit keys replace the default kernel's parameters.
@@ -701,7 +709,7 @@ TEST_CASE(
   CHECK(gpu_keys.plan.params.kernel == LaplacianKernel::blocked);
   CHECK(gpu_keys.plan.params.parts == 2);
   CHECK(gpu_keys.plan.params.m == 4);
-  CHECK(gpu_keys.plan.params.m_slow == 1);
+  CHECK(gpu_keys.plan.params.m_slow == 2);  // the default's 2 beside an explicit m
   CHECK(gpu_keys.plan.params.blocks_per_item == 1);
   CHECK(gpu_keys.plan.params.launch_bounds == 256);
   CHECK(gpu_keys.plan.params.tile == std::array<std::int64_t, 3>{1, 2, 64});
@@ -982,22 +990,28 @@ TEST_CASE(
   struct Case {
     Index3 points;
     Layout layout;
+    int m_contiguous;                         // pairs where the contiguous extent is even
     std::array<std::int64_t, 3> policy_tile;  // contiguous axis, y blocks, slowest-axis blocks
   };
-  // 8 x 1 blocks, 3 per work item, whatever the rows; the row ends have work items too.
+  // Double: 4 x 2 blocks in pairs (8 x 1 one point a work item where the rows cannot hold
+  // pairs), 3 per work item; the row ends have work items too.
   const Case cases[] = {
-      {{512, 512, 512}, Layout::right, {128, 1, 1}}, {{512, 512, 512}, Layout::left, {128, 1, 1}},
-      {{4096, 2048, 64}, Layout::right, {64, 2, 1}},  // 62 points + 2 row ends
-      {{64, 2048, 4096}, Layout::left, {64, 2, 1}},  {{20, 300, 7}, Layout::left, {32, 4, 1}},
-      {{65, 40, 66}, Layout::left, {128, 1, 1}}};  // 63 points + 2 row ends
+      {{512, 512, 512}, Layout::right, 2, {128, 1, 1}},
+      {{512, 512, 512}, Layout::left, 2, {128, 1, 1}},
+      {{4096, 2048, 128}, Layout::right, 2, {64, 2, 1}},  // 64 pairs, row ends included
+      {{128, 2048, 4096}, Layout::left, 2, {64, 2, 1}},
+      {{20, 300, 7}, Layout::left, 2, {32, 4, 1}},
+      {{65, 40, 66}, Layout::left, 1, {128, 1, 1}},  // 63 points + 2 row ends
+      {{66, 40, 63}, Layout::right, 1, {64, 2, 1}}};
   for (const auto& c : cases) {
     const Grid grid = Grid::whole(c.points, {0, 0, 0}, {1, 1, 1});
     const auto params = default_params(gpu, c.layout, grid, 8);
     const LaplacianPlan plan = plan_laplacian(params, c.layout, 8, grid, gpu);
     INFO(format_triple(c.points) << " " << to_string(c.layout));
     CHECK(params.kernel == LaplacianKernel::blocked);
-    CHECK(params.m == 8);
-    CHECK(params.m_slow == 1);
+    CHECK(params.m_contiguous == c.m_contiguous);
+    CHECK(params.m == (c.m_contiguous == 2 ? 4 : 8));
+    CHECK(params.m_slow == (c.m_contiguous == 2 ? 2 : 1));
     CHECK(params.blocks_per_item == 3);
     CHECK(params.zero_row_ends);
     CHECK(params.launch_bounds == 128);
@@ -1008,54 +1022,56 @@ TEST_CASE(
     CHECK(plan.launch->tile == c.policy_tile);
     CHECK(plan.zeroed_row_end_axis() == AxisRoles::of(c.layout).contiguous);
   }
-  // A work group of 128 x 1 x 1 work items at 512^3 covers 128 points along the contiguous axis,
-  // 8 along y and 3 blocks of 1 along the slowest axis.
+  // A work group of 128 x 1 x 1 work items at 512^3 covers 256 points along the contiguous axis
+  // (pairs), 4 along y and 3 blocks of 2 along the slowest axis.
   const Grid cube512 = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::right, Layout::left}) {
     const LaplacianPlan plan =
         plan_laplacian(default_params(gpu, layout, cube512, 8), layout, 8, cube512, gpu);
     CHECK(plan.points_per_group() == (layout == Layout::right
-                                          ? std::array<std::int64_t, 3>{3, 8, 128}
-                                          : std::array<std::int64_t, 3>{128, 8, 3}));
+                                          ? std::array<std::int64_t, 3>{6, 4, 256}
+                                          : std::array<std::int64_t, 3>{256, 4, 6}));
   }
-  // Parts keep the three planes an 8 x 1 block reads within a quarter of the L2 (12.5 MiB of
-  // 50): 24 MiB at 1024^3, 2 parts.
+  // Parts keep the four planes a 4 x 2 block reads within a quarter of the L2 (12.5 MiB of 50):
+  // 32 MiB at 1024^3, 3 parts.
   const Grid cube = Grid::whole({1024, 1024, 1024}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::right, Layout::left})
-    CHECK(default_params(gpu, layout, cube, 8).parts == 2);
+    CHECK(default_params(gpu, layout, cube, 8).parts == 3);
 }
 
 TEST_CASE(
-    "the GPU default for float: 4 x 2 blocks, 3 per item, in pairs where rows hold them; else one "
-    "point, 4 x 2 x 3 in layout right, 8 x 1 x 4 in layout left",
+    "the GPU default: 4 x 2 blocks, 3 per item, in pairs where rows hold them; else one point, in "
+    "float 4 x 2 x 3 in layout right, 8 x 1 x 4 in layout left, in double 8 x 1 x 3",
     "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
   const Grid short_rows = Grid::whole({64, 2048, 4096}, {0, 0, 0}, {1, 1, 1});
   const Grid odd = Grid::whole({513, 512, 513}, {0, 0, 0}, {1, 1, 1});
   struct Case {
+    int element_bytes;
     Layout layout;
     const Grid* grid;
     int m, m_slow, m_contiguous, blocks_per_item;
   };
-  const Case cases[] = {{Layout::right, &cube, 4, 2, 2, 3},
-                        {Layout::left, &cube, 4, 2, 2, 3},
-                        {Layout::left, &short_rows, 4, 2, 2, 3},
-                        {Layout::right, &odd, 4, 2, 1, 3},
-                        {Layout::left, &odd, 8, 1, 1, 4}};
+  const Case cases[] = {
+      {4, Layout::right, &cube, 4, 2, 2, 3},      {4, Layout::left, &cube, 4, 2, 2, 3},
+      {4, Layout::left, &short_rows, 4, 2, 2, 3}, {4, Layout::right, &odd, 4, 2, 1, 3},
+      {4, Layout::left, &odd, 8, 1, 1, 4},        {8, Layout::right, &cube, 4, 2, 2, 3},
+      {8, Layout::left, &short_rows, 4, 2, 2, 3}, {8, Layout::right, &odd, 8, 1, 1, 3},
+      {8, Layout::left, &odd, 8, 1, 1, 3}};
   for (const auto& c : cases) {
-    const auto params = default_params(gpu, c.layout, *c.grid, 4);
-    INFO(format_triple(c.grid->points) << " " << to_string(c.layout));
+    const auto params = default_params(gpu, c.layout, *c.grid, c.element_bytes);
+    INFO(format_triple(c.grid->points) << " " << to_string(c.layout) << " " << c.element_bytes);
     CHECK(params.kernel == LaplacianKernel::blocked);
     CHECK(params.m == c.m);
     CHECK(params.m_slow == c.m_slow);
     CHECK(params.m_contiguous == c.m_contiguous);
     CHECK(params.blocks_per_item == c.blocks_per_item);
     CHECK(params.streaming_stores);
-    CHECK_FALSE(plan_laplacian(params, c.layout, 4, *c.grid, gpu).problem.has_value());
+    CHECK_FALSE(
+        plan_laplacian(params, c.layout, c.element_bytes, *c.grid, gpu).problem.has_value());
   }
-  // Double, and float on a host, one point a work item.
-  CHECK(default_params(gpu, Layout::right, cube, 8).m_contiguous == 1);
+  // On a host one point a work item.
   ExecLimits host = gpu;
   host.gpu = false;
   LaplacianKernelRequest blocked;

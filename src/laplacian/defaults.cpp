@@ -92,16 +92,15 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       break;
     case LaplacianKernel::blocked: {
       // Register blocks with several blocks per work item along the slowest axis (the rows they
-      // share come from the L1), 128 threads per block with launch bounds 128. Float on GPUs in
-      // pairs along the contiguous axis where the rows hold whole pairs: a warp then moves 256
-      // bytes per access, as in double.
+      // share come from the L1), 128 threads per block with launch bounds 128. On GPUs in pairs
+      // along the contiguous axis where the rows hold whole pairs: a warp then moves 256 bytes
+      // per access in float and 512 in double.
       struct Blocks {
         int m, m_slow, per_item;
       };
-      const bool float_pairs =
-          limits.gpu && element_bytes == 4 && blocked_pairs_fit(grid.local_extents()[a.contiguous]);
-      const Blocks blocks = element_bytes == 8        ? Blocks{8, 1, 3}
-                            : float_pairs             ? Blocks{4, 2, 3}
+      const bool pairs = limits.gpu && blocked_pairs_fit(grid.local_extents()[a.contiguous]);
+      const Blocks blocks = pairs                     ? Blocks{4, 2, 3}
+                            : element_bytes == 8      ? Blocks{8, 1, 3}
                             : layout == Layout::right ? Blocks{4, 2, 3}
                                                       : Blocks{8, 1, 4};
       // An auto m or m_slow beside an explicit one takes the largest default that still fits.
@@ -117,9 +116,7 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       p.parts = request.parts.value_or(
           auto_blocked_parts(grid, layout, element_bytes, limits.llc_bytes, p.m, p.m_slow + 2));
       p.m_contiguous = request.m_contiguous.value_or(
-          float_pairs && blocked_pairs_compiled(element_bytes, p.m, p.m_slow, p.streaming_stores)
-              ? 2
-              : 1);
+          pairs && blocked_pairs_compiled(p.m, p.m_slow, p.streaming_stores) ? 2 : 1);
       if (limits.gpu) default_tile = gpu_blocked_tile(box, a, p.zero_row_ends, p.m_contiguous);
       break;
     }

@@ -43,7 +43,7 @@ struct Problem {
 };
 
 // What is wrong with the parameters themselves, and the deck key it concerns.
-std::optional<Problem> parameter_problem(const LaplacianKernelParams& p, const int element_bytes) {
+std::optional<Problem> parameter_problem(const LaplacianKernelParams& p) {
   const auto one_of = [](int v, std::initializer_list<int> allowed) {
     return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
   };
@@ -78,12 +78,10 @@ std::optional<Problem> parameter_problem(const LaplacianKernelParams& p, const i
                    "1 or \"auto\""};
   if (!one_of(p.m_contiguous, {1, 2}))
     return Problem{"m_contiguous", "m_contiguous must be 1 or 2", "1, 2 or \"auto\""};
-  if (p.m_contiguous == 2 &&
-      !blocked_pairs_compiled(element_bytes, p.m, p.m_slow, p.streaming_stores))
+  if (p.m_contiguous == 2 && !blocked_pairs_compiled(p.m, p.m_slow, p.streaming_stores))
     return Problem{"m_contiguous",
-                   "pairs are compiled for float with m x m_slow = 4 or 8 and streaming stores",
-                   "1 or \"auto\" here; 2 for precision = \"float\", m x m_slow 4 or 8, "
-                   "streaming_stores = true"};
+                   "pairs are compiled for m x m_slow = 4 or 8 and streaming stores",
+                   "1 or \"auto\" here; 2 for m x m_slow 4 or 8, streaming_stores = true"};
   if (p.kernel == LaplacianKernel::line && p.launch_bounds != 0)
     return Problem{"launch_bounds", "line has no launch bounds", "0 or \"auto\""};
   if (p.kernel == LaplacianKernel::line && p.iterate != IterOrder::automatic)
@@ -156,9 +154,8 @@ std::array<Index, 2> blocked_contiguous_range(const Index c_begin, const Index c
   return {first / m_contiguous / column_alignment * column_alignment, last / m_contiguous + 1};
 }
 
-bool blocked_pairs_compiled(const int element_bytes, const int m, const int m_slow,
-                            const bool streaming_stores) {
-  return element_bytes == 4 && streaming_stores && (m * m_slow == 4 || m * m_slow == 8);
+bool blocked_pairs_compiled(const int m, const int m_slow, const bool streaming_stores) {
+  return streaming_stores && (m * m_slow == 4 || m * m_slow == 8);
 }
 
 bool blocked_pairs_fit(const std::int64_t contiguous_extent) {
@@ -182,7 +179,7 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
   plan.mapping = resolve_mapping(layout, params.iterate, limits.gpu);
   plan.box = box;
   plan.spacing = grid.spacing;
-  if (const auto problem = parameter_problem(params, element_bytes)) {
+  if (const auto problem = parameter_problem(params)) {
     plan.problem = problem->text;
     plan.problem_key = problem->key;
     plan.problem_allowed = problem->allowed;

@@ -126,9 +126,9 @@ struct LaplacianKernelRequest {
 };
 
 // Whether blocked compiles pairs along the contiguous axis (m_contiguous = 2) for these parameters
-// (float, an m x m_slow block of 4 or 8 points, streaming stores) on a grid whose allocated
-// contiguous extent is `contiguous_extent`: pairs are aligned only where it is even.
-bool blocked_pairs_compiled(int element_bytes, int m, int m_slow, bool streaming_stores);
+// (an m x m_slow block of 4 or 8 points, streaming stores), and whether they fit a grid whose
+// allocated contiguous extent is `contiguous_extent`: pairs are aligned only where it is even.
+bool blocked_pairs_compiled(int m, int m_slow, bool streaming_stores);
 bool blocked_pairs_fit(std::int64_t contiguous_extent);
 
 // The parameters `request` resolves to on `limits`: the backend's defaults (measured,

@@ -63,16 +63,16 @@ struct LaplacianPoint {
   KOKKOS_FORCEINLINE_FUNCTION void add(Sum&, T, T) const {}
   KOKKOS_FORCEINLINE_FUNCTION void finish(int, int, int, const Sum&) const {}
   // The kernels compiled: every block shape that does not spill, both store kinds; in pairs
-  // (float only) the blocks of 4 to 8 points with streaming stores (each kernel is compiled per
-  // launch trait: build time).
+  // the blocks of 4 to 8 points with streaming stores (each kernel is compiled per launch trait:
+  // build time).
   template <int M, int MS, int MC, bool Streaming>
   static constexpr bool compiled() {
     if constexpr (MC == 1) return M * MS <= max_block_points;
-    return sizeof(T) == 4 && Streaming && M * MS >= 4 && M * MS <= 8;
+    return Streaming && M * MS >= 4 && M * MS <= 8;
   }
   static std::string compiled_kernels() {
     return "m x m_slow must be at most " + std::to_string(max_block_points) +
-           "; with m_contiguous = 2 (float only) m x m_slow must be 4 or 8 and stores streaming";
+           "; with m_contiguous = 2 m x m_slow must be 4 or 8 and stores streaming";
   }
 };
 
