@@ -215,26 +215,32 @@ class GoodRuns(Workdir):
         with open(os.path.join(folder, "summary.json")) as f:
             self.assertEqual(json.load(f)["parts"], 3)
 
-    def test_float_blocked_in_pairs(self):
-        # Layout left: x is contiguous, 22 points (pairs need an even extent); the deck's m = 4 is
-        # a block of 4 x 1 points in pairs. lap_u against the stencil computed here.
-        deck = SMALL_DECK.replace("nx = 21", "nx = 22")
+    def check_float_blocked_in_runs(self, nx, run, m_slow, words):
+        # Layout left: x is contiguous, nx points (a multiple of the run); the deck's m = 4 is a
+        # block of 4 x m_slow points in runs. lap_u against the stencil computed here.
+        deck = SMALL_DECK.replace("nx = 21", "nx = %d" % nx)
         r = self.run_deck(deck, "kernel.layout=left", "run.precision=float",
-                          "kernel.m_contiguous=2")
+                          "kernel.m_contiguous=%d" % run, "kernel.m_slow=%d" % m_slow)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertIn("verification  PASS", r.stdout)
-        self.assertIn("4 x 1 points per block (y x slowest axis) in pairs along the contiguous axis",
-                      r.stdout)
+        self.assertIn("4 x %d points per block (y x slowest axis) in %s along the contiguous axis"
+                      % (m_slow, words), r.stdout)
         folder = os.path.join(self.dir, "out", "small")
         with open(os.path.join(folder, "summary.json")) as f:
             summary = json.load(f)
-        self.assertEqual(summary["m_contiguous"], 2)
-        self.assertEqual(summary["points_per_group"][0], 2 * summary["tile"][0])
+        self.assertEqual(summary["m_contiguous"], run)
+        self.assertEqual(summary["points_per_group"][0], run * summary["tile"][0])
         with h5py.File(os.path.join(folder, "small_000000.h5"), "r") as h5:
             u, lap = h5["u"][...], h5["lap_u"][...]
         self.assertEqual(u.dtype, np.float32)
         np.testing.assert_array_equal(lap[1:-1, 1:-1, 1:-1], stencil(u, (0.1, 0.2, 0.05)))
         self.assertTrue(np.all(lap[:, :, 0] == 0) and np.all(lap[:, :, -1] == 0))
+
+    def test_float_blocked_in_pairs(self):
+        self.check_float_blocked_in_runs(22, 2, 1, "pairs")
+
+    def test_float_blocked_in_quads(self):
+        self.check_float_blocked_in_runs(24, 4, 2, "quads")
 
     def test_right_double_line(self):
         self.check_run("right", "double", "line")
@@ -347,12 +353,16 @@ class BadDecks(Workdir):
                           "blocked: m x m_slow must be at most 16")
         # Pairs: streaming stores, and rows of whole pairs (layout right: z has 9 points).
         self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2", "kernel.streaming_stores=false"],
-                          "[kernel] m_contiguous = 2", "compiled for m x m_slow = 4 or 8",
+                          "[kernel] m_contiguous = 2", "pairs (2) for m x m_slow = 4 or 8",
                           "streaming_stores = true")
         for precision in ("float", "double"):
             self.expect_error(SMALL_DECK, ["kernel.m_contiguous=2", "run.precision=" + precision],
-                              "[kernel] m_contiguous = 2", "even number of points",
+                              "[kernel] m_contiguous = 2", "a multiple of 2 points",
                               "extent, halo included, is 9")
+        # Quads: float only.
+        self.expect_error(SMALL_DECK, ["kernel.m_contiguous=4", "run.precision=double",
+                                       "kernel.m_slow=2"],
+                          "[kernel] m_contiguous = 4", "quads (4) for 4 x 2 in float")
 
     def test_negative_spacing(self):
         self.expect_error(SMALL_DECK.replace("hx = 0.1", "hx = -0.1"), [], "hx", ">= 1e-15")

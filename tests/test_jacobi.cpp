@@ -414,11 +414,13 @@ TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile 
 }
 
 TEMPLATE_TEST_CASE(
-    "on a GPU the update runs in pairs where rows hold them, bitwise as the reference", "[jacobi]",
-    Kokkos::LayoutLeft, Kokkos::LayoutRight) {
-  // The GPU's plan run on this backend, in float and double: blocked in pairs along the
-  // contiguous axis (the Laplacian's GPU default) on a grid whose contiguous extent is even, one
-  // point per work item where it is odd; both with the norm's per-work-item sums.
+    "on a GPU the update runs in runs of 16 bytes (float quads, double pairs) or pairs where rows "
+    "hold them, bitwise as the reference",
+    "[jacobi]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+  // The GPU's plan run on this backend, in float and double: blocked in runs along the
+  // contiguous axis (the Laplacian's GPU default) on a grid whose contiguous extent holds them
+  // (float quads at 36, pairs at 10 and 34), one point per work item where it is odd; all with
+  // the norm's per-work-item sums.
   const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
   const auto check = [&](auto zero, const Index contiguous) {
     using T = decltype(zero);
@@ -439,7 +441,8 @@ TEMPLATE_TEST_CASE(
     REQUIRE(plan.blocked);
     INFO("contiguous extent " << contiguous << ", " << sizeof(T)
                               << "-byte values: " << plan.describe());
-    CHECK(plan.blocked->params.m_contiguous == (contiguous % 2 == 0 ? 2 : 1));
+    const int run = sizeof(T) == 4 && contiguous % 4 == 0 ? 4 : contiguous % 2 == 0 ? 2 : 1;
+    CHECK(plan.blocked->params.m_contiguous == run);
     JacobiSolver<T, TestType> solver(p, plan);
     std::vector<T> values = solver.solution_host(), next;
     std::vector<T> rhs(values.size(), T(0));
@@ -459,7 +462,7 @@ TEMPLATE_TEST_CASE(
     }
     REQUIRE(solver.solution_host() == values);
   };
-  for (Index contiguous : {10, 34, 11}) {
+  for (Index contiguous : {10, 34, 36, 11}) {
     check(0.0f, contiguous);
     check(0.0, contiguous);
   }

@@ -265,60 +265,68 @@ TEMPLATE_TEST_CASE(
 }
 
 TEMPLATE_TEST_CASE(
-    "blocked in pairs along the contiguous axis: bitwise as one point per work item, row ends "
-    "and untouched points as there, for rows of every parity and every block compiled",
+    "blocked in runs along the contiguous axis (pairs, float quads): bitwise as one point per "
+    "work item, row ends and untouched points as there, for rows of every phase and every block "
+    "compiled",
     "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
-  // Allocated rows of 4 to 70 points (even: pairs need it), updated rows of 2 to 68: rows that
-  // start and end inside a pair or with it, whose row ends share a pair with an updated point
-  // (c_begin - 1 = 0 with 1) or sit alone in theirs (c_end, even), and rows longer than a
-  // 32-pair warp's 64 points. verify_laplacian checks against the host reference bitwise, the
-  // row ends exactly 0 and every other point outside the box untouched.
+  // Allocated rows of 4 to 132 points (multiples of the run), updated rows of 2 to 130: rows that
+  // start and end inside a run or with it, whose row ends share a run with an updated point
+  // (c_begin - 1 = 0 with 1) or sit alone in theirs (c_end), and rows longer than a 32-run warp's
+  // 64 or 128 points. verify_laplacian checks against the host reference bitwise, the row ends
+  // exactly 0 and every other point outside the box untouched.
   const bool right = std::is_same<TestType, Kokkos::LayoutRight>::value;
   struct Block {
     int m, m_slow;
   };
+  struct RunCase {
+    int points;
+    std::vector<Index> lengths;
+  };
   std::size_t checked = 0;
-  for (Index length : {4, 6, 18, 34, 70})
-    for (Block b : {Block{4, 1}, Block{2, 2}, Block{1, 4}, Block{8, 1}, Block{4, 2}, Block{2, 4}})
-      for (bool gpu_mapping : {false, true})
-        for (bool zero_ends : {false, true}) {
-          const Index3 points = right ? Index3{13, 11, length} : Index3{length, 11, 13};
-          const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
-          Config single{{}, gpu_mapping};
-          single.params.kernel = LaplacianKernel::blocked;
-          single.params.m = b.m;
-          single.params.m_slow = b.m_slow;
-          single.params.blocks_per_item = 1 + (b.m == 4) + 2 * (b.m_slow == 4);
-          single.params.parts = zero_ends ? 1 : 2;
-          single.params.launch_bounds = 128;
-          single.params.tile = gpu_mapping ? std::array<std::int64_t, 3>{0, 0, 0}
-                                           : std::array<std::int64_t, 3>{2, 3, 2};
-          single.params.zero_row_ends = zero_ends;
-          Config pairs = single;
-          pairs.params.m_contiguous = 2;
-          const auto check = [&](auto zero) {
-            using T = decltype(zero);
-            INFO("grid " << format_triple(points) << " " << describe<TestType>(pairs) << " "
-                         << sizeof(T) << "-byte values");
-            const LaplacianPlan plan = plan_for<T, TestType>(pairs, grid);
-            const int contiguous = AxisRoles::of(layout_of<TestType>()).contiguous;
-            CHECK(plan.points_per_group()[contiguous] ==
-                  2 * to_axis_order(plan.mapping, plan.launch->tile)[contiguous]);
-            REQUIRE(laplacian_of<T, TestType>(TestField::sine, pairs, grid) ==
-                    laplacian_of<T, TestType>(TestField::sine, single, grid));
-            const auto v = verify_laplacian<T, TestType>(plan, grid, TestField::sine);
-            CHECK(v.passed);
-            CHECK(v.reference_mismatches == 0);
-            CHECK(v.untouched_violations == 0);
-            ++checked;
-          };
-          check(0.0f);
-          check(0.0);
-        }
-  CHECK(checked == 240);
+  for (const RunCase& run : {RunCase{2, {4, 6, 18, 34, 70}}, RunCase{4, {4, 8, 20, 36, 132}}})
+    for (Index length : run.lengths)
+      for (Block b : {Block{4, 1}, Block{2, 2}, Block{1, 4}, Block{8, 1}, Block{4, 2}, Block{2, 4}})
+        // Quads are compiled for 4 x 2 only.
+        for (bool gpu_mapping : {false, true})
+          for (bool zero_ends : {false, true}) {
+            if (run.points == 4 && (b.m != 4 || b.m_slow != 2)) continue;
+            const Index3 points = right ? Index3{13, 11, length} : Index3{length, 11, 13};
+            const Grid grid = Grid::whole(points, {0, 0, 0}, {0.1, 0.2, 0.3});
+            Config single{{}, gpu_mapping};
+            single.params.kernel = LaplacianKernel::blocked;
+            single.params.m = b.m;
+            single.params.m_slow = b.m_slow;
+            single.params.blocks_per_item = 1 + (b.m == 4) + 2 * (b.m_slow == 4);
+            single.params.parts = zero_ends ? 1 : 2;
+            single.params.launch_bounds = 128;
+            single.params.tile = gpu_mapping ? std::array<std::int64_t, 3>{0, 0, 0}
+                                             : std::array<std::int64_t, 3>{2, 3, 2};
+            single.params.zero_row_ends = zero_ends;
+            Config runs = single;
+            runs.params.m_contiguous = run.points;
+            const auto check = [&](auto zero) {
+              using T = decltype(zero);
+              INFO("grid " << format_triple(points) << " " << describe<TestType>(runs) << " "
+                           << sizeof(T) << "-byte values");
+              const LaplacianPlan plan = plan_for<T, TestType>(runs, grid);
+              const int contiguous = AxisRoles::of(layout_of<TestType>()).contiguous;
+              CHECK(plan.points_per_group()[contiguous] ==
+                    run.points * to_axis_order(plan.mapping, plan.launch->tile)[contiguous]);
+              REQUIRE(laplacian_of<T, TestType>(TestField::sine, runs, grid) ==
+                      laplacian_of<T, TestType>(TestField::sine, single, grid));
+              const auto v = verify_laplacian<T, TestType>(plan, grid, TestField::sine);
+              CHECK(v.passed);
+              CHECK(v.reference_mismatches == 0);
+              CHECK(v.untouched_violations == 0);
+              ++checked;
+            };
+            check(0.0f);
+            if (run.points == 2) check(0.0);
+          }
+  CHECK(checked == 260);
 }
 
-TEST_CASE("pairs are refused where they are not compiled or a row could not hold them",
+TEST_CASE("runs are refused where they are not compiled or a row could not hold them",
           "[laplacian]") {
   const ExecLimits limits = default_exec_limits();
   LaplacianKernelParams params;
@@ -335,14 +343,31 @@ TEST_CASE("pairs are refused where they are not compiled or a row could not hold
   };
   // Odd allocated extent along the contiguous axis: z in layout right, x in layout left.
   const Grid odd_z = Grid::whole({12, 10, 9}, {0, 0, 0}, {1, 1, 1});
-  refused(plan_laplacian(params, Layout::right, 4, odd_z, limits), "even number of points");
+  refused(plan_laplacian(params, Layout::right, 4, odd_z, limits), "a multiple of 2 points");
   CHECK_FALSE(plan_laplacian(params, Layout::left, 4, odd_z, limits).problem);
   refused(plan_laplacian(params, Layout::left, 4, Grid::whole({9, 10, 8}, {0, 0, 0}, {1, 1, 1}),
                          limits),
-          "even number of points");
+          "a multiple of 2 points");
   CHECK_FALSE(plan_laplacian(params, Layout::right, 8, even, limits).problem);
+  // Quads: float only, 4 x 2 only, and rows of a multiple of 4 points (12 along x holds them, 10
+  // along y never counts, 8 along z does).
+  params.m_contiguous = 4;
+  refused(plan_laplacian(params, Layout::right, 4, even, limits), "quads (4) for 4 x 2 in float");
+  params.m = 4;
+  params.m_slow = 2;
+  CHECK_FALSE(plan_laplacian(params, Layout::right, 4, even, limits).problem);
+  CHECK_FALSE(plan_laplacian(params, Layout::left, 4, even, limits).problem);
+  refused(plan_laplacian(params, Layout::right, 8, even, limits), "quads (4) for 4 x 2 in float");
+  refused(plan_laplacian(params, Layout::left, 4, Grid::whole({14, 10, 8}, {0, 0, 0}, {1, 1, 1}),
+                         limits),
+          "a multiple of 4 points");
+  params.m_contiguous = 3;
+  refused(plan_laplacian(params, Layout::right, 4, even, limits), "must be 1, 2 or 4");
+  params.m_contiguous = 2;
+  params.m = 8;
+  params.m_slow = 1;
   params.streaming_stores = false;
-  refused(plan_laplacian(params, Layout::right, 4, even, limits), "and streaming stores");
+  refused(plan_laplacian(params, Layout::right, 4, even, limits), "streaming stores");
   params.streaming_stores = true;
   params.m = 16;
   refused(plan_laplacian(params, Layout::right, 4, even, limits), "m x m_slow = 4 or 8");
@@ -1040,13 +1065,14 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the GPU default: 4 x 2 blocks, 3 per item, in pairs where rows hold them; else one point, in "
-    "float 4 x 2 x 3 in layout right, 8 x 1 x 4 in layout left, in double 8 x 1 x 3",
+    "the GPU default: 4 x 2 blocks, 3 per item, in float quads or pairs where rows hold them; else "
+    "one point, in float 4 x 2 x 3 in layout right, 8 x 1 x 4 in layout left, in double 8 x 1 x 3",
     "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
   const Grid short_rows = Grid::whole({64, 2048, 4096}, {0, 0, 0}, {1, 1, 1});
   const Grid odd = Grid::whole({513, 512, 513}, {0, 0, 0}, {1, 1, 1});
+  const Grid even = Grid::whole({514, 512, 514}, {0, 0, 0}, {1, 1, 1});  // pairs, not quads
   struct Case {
     int element_bytes;
     Layout layout;
@@ -1054,11 +1080,12 @@ TEST_CASE(
     int m, m_slow, m_contiguous, blocks_per_item;
   };
   const Case cases[] = {
-      {4, Layout::right, &cube, 4, 2, 2, 3},      {4, Layout::left, &cube, 4, 2, 2, 3},
-      {4, Layout::left, &short_rows, 4, 2, 2, 3}, {4, Layout::right, &odd, 4, 2, 1, 3},
-      {4, Layout::left, &odd, 8, 1, 1, 4},        {8, Layout::right, &cube, 4, 2, 2, 3},
-      {8, Layout::left, &short_rows, 4, 2, 2, 3}, {8, Layout::right, &odd, 8, 1, 1, 3},
-      {8, Layout::left, &odd, 8, 1, 1, 3}};
+      {4, Layout::right, &cube, 4, 2, 4, 3},      {4, Layout::left, &cube, 4, 2, 4, 3},
+      {4, Layout::left, &short_rows, 4, 2, 4, 3}, {4, Layout::right, &even, 4, 2, 2, 3},
+      {4, Layout::left, &even, 4, 2, 2, 3},       {8, Layout::left, &even, 4, 2, 2, 3},
+      {4, Layout::right, &odd, 4, 2, 1, 3},       {4, Layout::left, &odd, 8, 1, 1, 4},
+      {8, Layout::right, &cube, 4, 2, 2, 3},      {8, Layout::left, &short_rows, 4, 2, 2, 3},
+      {8, Layout::right, &odd, 8, 1, 1, 3},       {8, Layout::left, &odd, 8, 1, 1, 3}};
   for (const auto& c : cases) {
     const auto params = default_params(gpu, c.layout, *c.grid, c.element_bytes);
     INFO(format_triple(c.grid->points) << " " << to_string(c.layout) << " " << c.element_bytes);

@@ -92,14 +92,19 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       break;
     case LaplacianKernel::blocked: {
       // Register blocks with several blocks per work item along the slowest axis (the rows they
-      // share come from the L1), 128 threads per block with launch bounds 128. On GPUs in pairs
-      // along the contiguous axis where the rows hold whole pairs: a warp then moves 256 bytes
-      // per access in float and 512 in double.
+      // share come from the L1), 128 threads per block with launch bounds 128. On GPUs in runs of
+      // 16 bytes along the contiguous axis where the rows hold whole runs (float quads, double
+      // pairs; else float pairs): a warp then moves 512 bytes per access.
       struct Blocks {
         int m, m_slow, per_item;
       };
-      const bool pairs = limits.gpu && blocked_pairs_fit(grid.local_extents()[a.contiguous]);
-      const Blocks blocks = pairs                     ? Blocks{4, 2, 3}
+      const Index contiguous = grid.local_extents()[a.contiguous];
+      const int run = !limits.gpu                                             ? 1
+                      : element_bytes == 4 && blocked_runs_fit(4, contiguous) ? 4
+                      : blocked_runs_fit(2, contiguous)                       ? 2
+                                                                              : 1;
+      const bool in_runs = run > 1;
+      const Blocks blocks = in_runs                   ? Blocks{4, 2, 3}
                             : element_bytes == 8      ? Blocks{8, 1, 3}
                             : layout == Layout::right ? Blocks{4, 2, 3}
                                                       : Blocks{8, 1, 4};
@@ -116,7 +121,9 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       p.parts = request.parts.value_or(
           auto_blocked_parts(grid, layout, element_bytes, limits.llc_bytes, p.m, p.m_slow + 2));
       p.m_contiguous = request.m_contiguous.value_or(
-          pairs && blocked_pairs_compiled(p.m, p.m_slow, p.streaming_stores) ? 2 : 1);
+          in_runs && blocked_runs_compiled(run, p.m, p.m_slow, p.streaming_stores, element_bytes)
+              ? run
+              : 1);
       if (limits.gpu) default_tile = gpu_blocked_tile(box, a, p.zero_row_ends, p.m_contiguous);
       break;
     }

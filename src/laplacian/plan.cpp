@@ -43,7 +43,7 @@ struct Problem {
 };
 
 // What is wrong with the parameters themselves, and the deck key it concerns.
-std::optional<Problem> parameter_problem(const LaplacianKernelParams& p) {
+std::optional<Problem> parameter_problem(const LaplacianKernelParams& p, const int element_bytes) {
   const auto one_of = [](int v, std::initializer_list<int> allowed) {
     return std::find(allowed.begin(), allowed.end(), v) != allowed.end();
   };
@@ -76,12 +76,15 @@ std::optional<Problem> parameter_problem(const LaplacianKernelParams& p) {
     return Problem{"m_contiguous",
                    name + " updates one point per work item along the contiguous axis",
                    "1 or \"auto\""};
-  if (!one_of(p.m_contiguous, {1, 2}))
-    return Problem{"m_contiguous", "m_contiguous must be 1 or 2", "1, 2 or \"auto\""};
-  if (p.m_contiguous == 2 && !blocked_pairs_compiled(p.m, p.m_slow, p.streaming_stores))
+  if (!one_of(p.m_contiguous, {1, 2, 4}))
+    return Problem{"m_contiguous", "m_contiguous must be 1, 2 or 4", "1, 2, 4 or \"auto\""};
+  if (p.m_contiguous > 1 &&
+      !blocked_runs_compiled(p.m_contiguous, p.m, p.m_slow, p.streaming_stores, element_bytes))
     return Problem{"m_contiguous",
-                   "pairs are compiled for m x m_slow = 4 or 8 and streaming stores",
-                   "1 or \"auto\" here; 2 for m x m_slow 4 or 8, streaming_stores = true"};
+                   "runs along the contiguous axis are compiled with streaming stores: pairs "
+                   "(2) for m x m_slow = 4 or 8 in either precision, quads (4) for 4 x 2 in float",
+                   "1 or \"auto\" here; 2 for m x m_slow 4 or 8, 4 for 4 x 2 in float, with "
+                   "streaming_stores = true"};
   if (p.kernel == LaplacianKernel::line && p.launch_bounds != 0)
     return Problem{"launch_bounds", "line has no launch bounds", "0 or \"auto\""};
   if (p.kernel == LaplacianKernel::line && p.iterate != IterOrder::automatic)
@@ -154,12 +157,14 @@ std::array<Index, 2> blocked_contiguous_range(const Index c_begin, const Index c
   return {first / m_contiguous / column_alignment * column_alignment, last / m_contiguous + 1};
 }
 
-bool blocked_pairs_compiled(const int m, const int m_slow, const bool streaming_stores) {
-  return streaming_stores && (m * m_slow == 4 || m * m_slow == 8);
+bool blocked_runs_compiled(const int m_contiguous, const int m, const int m_slow,
+                           const bool streaming_stores, const int element_bytes) {
+  if (m_contiguous == 4) return element_bytes == 4 && streaming_stores && m == 4 && m_slow == 2;
+  return m_contiguous == 2 && streaming_stores && (m * m_slow == 4 || m * m_slow == 8);
 }
 
-bool blocked_pairs_fit(const std::int64_t contiguous_extent) {
-  return contiguous_extent % 2 == 0;
+bool blocked_runs_fit(const int m_contiguous, const std::int64_t contiguous_extent) {
+  return contiguous_extent % m_contiguous == 0;
 }
 
 LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout layout,
@@ -179,7 +184,7 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
   plan.mapping = resolve_mapping(layout, params.iterate, limits.gpu);
   plan.box = box;
   plan.spacing = grid.spacing;
-  if (const auto problem = parameter_problem(params)) {
+  if (const auto problem = parameter_problem(params, element_bytes)) {
     plan.problem = problem->text;
     plan.problem_key = problem->key;
     plan.problem_allowed = problem->allowed;
@@ -193,11 +198,12 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
         "must be 0 or 1";
     return plan;
   }
-  if (params.m_contiguous == 2 && !blocked_pairs_fit(grid.local_extents()[a.contiguous])) {
-    plan.problem =
-        "pairs along the contiguous axis need an even number of points along it "
-        "(the rank's allocated extent, halo included, is " +
-        std::to_string(grid.local_extents()[a.contiguous]) + ")";
+  if (!blocked_runs_fit(params.m_contiguous, grid.local_extents()[a.contiguous])) {
+    plan.problem = "runs of " + std::to_string(params.m_contiguous) +
+                   " points along the contiguous axis need a multiple of " +
+                   std::to_string(params.m_contiguous) +
+                   " points along it (the rank's allocated extent, halo included, is " +
+                   std::to_string(grid.local_extents()[a.contiguous]) + ")";
     plan.problem_key = "m_contiguous";
     plan.problem_allowed = "1 or \"auto\" on this grid";
     return plan;
@@ -269,7 +275,9 @@ std::string LaplacianPlan::details(const bool gpu) const {
     case LaplacianKernel::blocked:
       out = std::to_string(params.m) + " x " + std::to_string(params.m_slow) +
             " points per block (y x slowest axis)" +
-            (params.m_contiguous == 2 ? " in pairs along the contiguous axis, " : ", ") +
+            (params.m_contiguous == 2   ? " in pairs along the contiguous axis, "
+             : params.m_contiguous == 4 ? " in quads along the contiguous axis, "
+                                        : ", ") +
             plural(params.blocks_per_item, "block", "blocks") + " per work item, " +
             plural(params.parts, "y part", "y parts");
       break;

@@ -38,7 +38,7 @@ struct LaplacianKernelParams {
   int launch_bounds = 0;                      // max threads per block (GPU kernels); 0 = none
   int m = 1;                // points per work item along y (blocked: block rows; line: rows)
   int m_slow = 1;           // points per work item along the slowest axis (blocked, line)
-  int m_contiguous = 1;     // blocked: points per work item along the contiguous axis (1, 2)
+  int m_contiguous = 1;     // blocked: points per work item along the contiguous axis (1, 2, 4)
   int blocks_per_item = 1;  // blocked: m x m_slow blocks one after another along the slowest axis
   int parts = 1;            // blocked: y parts run one after another, all in one launch
   bool streaming_stores = true;  // GPU: evict-first stores; line on AVX hosts: non-temporal lines
@@ -125,11 +125,13 @@ struct LaplacianKernelRequest {
   bool zero_row_ends = true;
 };
 
-// Whether blocked compiles pairs along the contiguous axis (m_contiguous = 2) for these parameters
-// (an m x m_slow block of 4 or 8 points, streaming stores), and whether they fit a grid whose
-// allocated contiguous extent is `contiguous_extent`: pairs are aligned only where it is even.
-bool blocked_pairs_compiled(int m, int m_slow, bool streaming_stores);
-bool blocked_pairs_fit(std::int64_t contiguous_extent);
+// Whether blocked compiles runs of m_contiguous > 1 points along the contiguous axis for these
+// parameters (pairs in either precision for an m x m_slow block of 4 or 8 points, quads of floats
+// (16 bytes) for 4 x 2; streaming stores), and whether they fit a grid whose allocated contiguous
+// extent is `contiguous_extent`: runs are aligned only where it is a multiple of m_contiguous.
+bool blocked_runs_compiled(int m_contiguous, int m, int m_slow, bool streaming_stores,
+                           int element_bytes);
+bool blocked_runs_fit(int m_contiguous, std::int64_t contiguous_extent);
 
 // The parameters `request` resolves to on `limits`: the backend's defaults (measured,
 // docs/PERFORMANCE.md) wherever the request leaves the choice open.

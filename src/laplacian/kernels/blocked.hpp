@@ -6,7 +6,7 @@
 #include <string>
 
 #include "core/field.hpp"
-#include "core/pairs.hpp"
+#include "core/packets.hpp"
 #include "core/policy.hpp"
 #include "core/stores.hpp"
 #include "laplacian/kernels/common.hpp"
@@ -62,17 +62,19 @@ struct LaplacianPoint {
   }
   KOKKOS_FORCEINLINE_FUNCTION void add(Sum&, T, T) const {}
   KOKKOS_FORCEINLINE_FUNCTION void finish(int, int, int, const Sum&) const {}
-  // The kernels compiled: every block shape that does not spill, both store kinds; in pairs
-  // the blocks of 4 to 8 points with streaming stores (each kernel is compiled per launch trait:
-  // build time).
+  // The kernels compiled: every block shape that does not spill, both store kinds; in pairs the
+  // blocks of 4 or 8 points, in float quads the default 4 x 2 only, with streaming stores (each
+  // kernel is compiled per launch trait: build time).
   template <int M, int MS, int MC, bool Streaming>
   static constexpr bool compiled() {
     if constexpr (MC == 1) return M * MS <= max_block_points;
-    return Streaming && M * MS >= 4 && M * MS <= 8;
+    if constexpr (MC == 4) return sizeof(T) == 4 && Streaming && M == 4 && MS == 2;
+    return Streaming && (M * MS == 4 || M * MS == 8);
   }
   static std::string compiled_kernels() {
     return "m x m_slow must be at most " + std::to_string(max_block_points) +
-           "; with m_contiguous = 2 m x m_slow must be 4 or 8 and stores streaming";
+           "; with m_contiguous = 2 m x m_slow must be 4 or 8, with 4 (float only) 4 x 2, and "
+           "stores streaming";
   }
 };
 
@@ -90,9 +92,10 @@ struct LaplacianPoint {
 // zero_row_ends: the work items at c_begin - 1 and c_end (boundary or halo points) store the
 // Point's row-end value (the Laplacian 0), so a warp's stores cover each row's first and last
 // 32-byte sectors whole (a partly written sector costs the L2 a DRAM read; docs/PERFORMANCE.md).
-// MC = 2: a work item updates two neighbouring points of the contiguous axis (the policy counts
-// pairs there), each of its loads and stores one access of two values (core/pairs.hpp); the
-// fields' contiguous extent must be even, so that every pair is aligned.
+// MC = 2 or 4: a work item updates a run of MC neighbouring points of the contiguous axis (the
+// policy counts runs there), each of its loads and stores one access of MC values
+// (core/packets.hpp: pairs, or float quads of 16 bytes); the fields' contiguous extent must be a
+// multiple of MC, so that every run is aligned.
 template <class T, class KokkosLayout, bool Reversed, int M, int MS, int MC, bool Streaming,
           class Point = LaplacianPoint<T, KokkosLayout>>
 struct ColumnStencil {
@@ -135,16 +138,16 @@ struct ColumnStencil {
       along_slow(x_index, z_index, block,
                  [&](const int s0, const int j0) { one_block(s0, j0, load_c, c, row_end, sum); });
     } else {
-      PairRoles roles;
+      RunRoles roles;
       bool any = false;
-      for (int e = 0; e < 2; ++e) {
+      for (int e = 0; e < MC; ++e) {
         roles.row_end[e] = zero_row_ends && (c + e == c_begin - 1 || c + e == c_end);
         roles.updated[e] = c + e >= c_begin && c + e < c_end;
         any = any || roles.row_end[e] || roles.updated[e];
       }
       if (!any) return;
       along_slow(x_index, z_index, block,
-                 [&](const int s0, const int j0) { pair_block(s0, j0, c, roles, sum); });
+                 [&](const int s0, const int j0) { run_block(s0, j0, c, roles, sum); });
     }
   }
 
@@ -219,67 +222,68 @@ struct ColumnStencil {
         }
   }
 
-  // What each point of a pair is: updated, a row end (stores the Point's row-end value), or
+  // What each point of a run is: updated, a row end (stores the Point's row-end value), or
   // neither (left alone).
-  struct PairRoles {
-    bool updated[2], row_end[2];
+  struct RunRoles {
+    bool updated[MC], row_end[MC];
   };
 
-  // A block of pairs at contiguous indices c, c + 1 (c even). Pairs are always inside a row (the
-  // extent is even); the neighbours c - 1 and c + 2 are loaded clamped to the row, which changes
-  // only results that are dropped (a point at 0 or at the last index is never updated).
-  KOKKOS_INLINE_FUNCTION void pair_block(const int s0, const int j0, const int c,
-                                         const PairRoles& roles, typename Point::Sum& sum) const {
+  // A block of runs of MC points at contiguous indices c to c + MC - 1 (c a multiple of MC).
+  // Runs are always inside a row (the extent is a multiple of MC); the neighbours c - 1 and
+  // c + MC are loaded clamped to the row, which changes only results that are dropped (a point at
+  // 0 or at the last index is never updated).
+  KOKKOS_INLINE_FUNCTION void run_block(const int s0, const int j0, const int c,
+                                        const RunRoles& roles, typename Point::Sum& sum) const {
     const T* KOKKOS_RESTRICT const in = u.data();
     const std::ptrdiff_t slow_stride = x_slowest ? u.stride(0) : u.stride(2);
     const std::ptrdiff_t y_stride = u.stride(1);
     const int c_last = static_cast<int>(x_slowest ? u.extent(2) : u.extent(0)) - 1;
-    const int c_minus_at = c > 0 ? c - 1 : 0, c_plus_at = c + 2 <= c_last ? c + 2 : c_last;
+    const int c_minus_at = c > 0 ? c - 1 : 0, c_plus_at = c + MC <= c_last ? c + MC : c_last;
     const auto row = [&](const int s, const int j) { return in + s * slow_stride + j * y_stride; };
-    Pair<T> centre[MS + 2][M + 2];
+    Run<T, MC> centre[MS + 2][M + 2];
     for (int p = 0; p < MS + 2; ++p) {
       const int s = s0 - 1 + p <= s_end ? s0 - 1 + p : s_end;
       for (int n = 0; n < M + 2; ++n) {
         const bool corner = (p == 0 || p == MS + 1) && (n == 0 || n == M + 1);
         const int j = j0 - 1 + n <= j_end ? j0 - 1 + n : j_end;
-        centre[p][n] = corner ? Pair<T>{T(0), T(0)} : load_pair(row(s, j) + c);
+        centre[p][n] = corner ? Run<T, MC>{} : load_run<MC>(row(s, j) + c);
       }
     }
-    Pair<T> result[MS][M];
+    Run<T, MC> result[MS][M];
     for (int p = 0; p < MS; ++p) {
       const int s = s0 + p < s_end ? s0 + p : s_end - 1;
       for (int n = 0; n < M; ++n) {
         const int j = j0 + n < j_end ? j0 + n : j_end - 1;
         const T c_minus = row(s, j)[c_minus_at];
         const T c_plus = row(s, j)[c_plus_at];
-        const Pair<T> here = centre[p + 1][n + 1];
-        const Pair<T> y_minus = centre[p + 1][n], y_plus = centre[p + 1][n + 2];
-        const Pair<T> s_minus = centre[p][n + 1], s_plus = centre[p + 2][n + 1];
-        result[p][n].first = point(here.first, s_minus.first, s_plus.first, y_minus.first,
-                                   y_plus.first, c_minus, here.second, s, j, c);
-        result[p][n].second = point(here.second, s_minus.second, s_plus.second, y_minus.second,
-                                    y_plus.second, here.first, c_plus, s, j, c + 1);
+        const Run<T, MC>& here = centre[p + 1][n + 1];
+        const Run<T, MC>&y_minus = centre[p + 1][n], &y_plus = centre[p + 1][n + 2];
+        const Run<T, MC>&s_minus = centre[p][n + 1], &s_plus = centre[p + 2][n + 1];
+        for (int e = 0; e < MC; ++e)
+          result[p][n].v[e] = point(here.v[e], s_minus.v[e], s_plus.v[e], y_minus.v[e], y_plus.v[e],
+                                    e > 0 ? here.v[e - 1] : c_minus,
+                                    e + 1 < MC ? here.v[e + 1] : c_plus, s, j, c + e);
       }
     }
+    bool stores_all = true;
+    for (int e = 0; e < MC; ++e) stores_all = stores_all && (roles.updated[e] || roles.row_end[e]);
     for (int p = 0; p < MS; ++p)
       for (int n = 0; n < M; ++n)
         if (s0 + p < s_end && j0 + n < j_end) {
-          const Pair<T> here = centre[p + 1][n + 1];
-          if (roles.updated[0]) point.add(sum, result[p][n].first, here.first);
-          if (roles.updated[1]) point.add(sum, result[p][n].second, here.second);
-          const T first =
-              roles.row_end[0] ? point.row_end([&] { return here.first; }) : result[p][n].first;
-          const T second =
-              roles.row_end[1] ? point.row_end([&] { return here.second; }) : result[p][n].second;
-          T* const out = &at_slow_y_contiguous(f, s0 + p, j0 + n, c);
-          const bool stores_first = roles.updated[0] || roles.row_end[0];
-          const bool stores_second = roles.updated[1] || roles.row_end[1];
-          if (stores_first && stores_second)
-            store_pair<Streaming>(out, first, second);
-          else if (stores_first)
-            store_output<Streaming>(out, first);
-          else
-            store_output<Streaming>(out + 1, second);
+          const Run<T, MC>& here = centre[p + 1][n + 1];
+          Run<T, MC> out;
+          for (int e = 0; e < MC; ++e) {
+            if (roles.updated[e]) point.add(sum, result[p][n].v[e], here.v[e]);
+            out.v[e] =
+                roles.row_end[e] ? point.row_end([&] { return here.v[e]; }) : result[p][n].v[e];
+          }
+          T* const to = &at_slow_y_contiguous(f, s0 + p, j0 + n, c);
+          if (stores_all) {
+            store_run<Streaming>(to, out);
+          } else {
+            for (int e = 0; e < MC; ++e)
+              if (roles.updated[e] || roles.row_end[e]) store_output<Streaming>(to + e, out.v[e]);
+          }
         }
   }
 };

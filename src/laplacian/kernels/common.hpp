@@ -61,9 +61,9 @@ void dispatch_slow_points_per_item(int m_slow, Body&& body) {
 // contiguous axis.
 template <class Body>
 void dispatch_contiguous_points_per_item(int m_contiguous, Body&& body) {
-  if (!dispatch_constant<1, 2>(m_contiguous, body))
+  if (!dispatch_constant<1, 2, 4>(m_contiguous, body))
     throw std::invalid_argument(
-        "points per work item along the contiguous axis (m_contiguous) must be 1 or 2");
+        "points per work item along the contiguous axis (m_contiguous) must be 1, 2 or 4");
 }
 
 // Calls body(std::integral_constant<int, M>) for the runtime points per work item.
