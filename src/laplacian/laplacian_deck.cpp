@@ -49,10 +49,10 @@ const Schema& laplacian_schema() {
        Key("kernel", "m_contiguous", T::integer_or_auto, R"("auto")",
            "blocked: points per work item along the contiguous axis (z in layout right, x in "
            "layout left), each load and store one access of that many values; 2 (either "
-           "precision, m x m_slow of 4 or 8) and 4 (float: 16 bytes; 4 x 2) need streaming stores "
-           "and "
-           "an extent along that axis that is a multiple of them; others: 1; auto = on GPUs 4 in "
-           "float where the rows hold whole quads, else 2 where they hold whole pairs, else 1")
+           "precision, m x m_slow of 4 or 8) and 4 (float: 16 bytes; 4 x 2) need streaming "
+           "stores and an extent along that axis that is a multiple of them; others: 1; auto = "
+           "on GPUs 4 in float where the rows hold whole quads, else 2 where they hold whole "
+           "pairs, else 1")
            .int_choices({1, 2, 4}),
        Key("kernel", "blocks_per_item", T::integer_or_auto, R"("auto")",
            "blocked: m x m_slow blocks a work item updates one after another along the slowest "
