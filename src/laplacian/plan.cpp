@@ -157,12 +157,6 @@ std::array<Index, 2> blocked_contiguous_range(const Index c_begin, const Index c
   return {first / m_contiguous / column_alignment * column_alignment, last / m_contiguous + 1};
 }
 
-bool blocked_runs_compiled(const int m_contiguous, const int m, const int m_slow,
-                           const bool streaming_stores, const int element_bytes) {
-  if (m_contiguous == 4) return element_bytes == 4 && streaming_stores && m == 4 && m_slow == 2;
-  return m_contiguous == 2 && streaming_stores && (m * m_slow == 4 || m * m_slow == 8);
-}
-
 bool blocked_runs_fit(const int m_contiguous, const std::int64_t contiguous_extent) {
   return contiguous_extent % m_contiguous == 0;
 }

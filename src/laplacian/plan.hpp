@@ -126,11 +126,16 @@ struct LaplacianKernelRequest {
 };
 
 // Whether blocked compiles runs of m_contiguous > 1 points along the contiguous axis for these
-// parameters (pairs in either precision for an m x m_slow block of 4 or 8 points, quads of floats
-// (16 bytes) for 4 x 2; streaming stores), and whether they fit a grid whose allocated contiguous
-// extent is `contiguous_extent`: runs are aligned only where it is a multiple of m_contiguous.
-bool blocked_runs_compiled(int m_contiguous, int m, int m_slow, bool streaming_stores,
-                           int element_bytes);
+// parameters: pairs in either precision for an m x m_slow block of 4 or 8 points, quads of floats
+// (16 bytes) for 4 x 2; streaming stores. Validation, the defaults and the kernels' template
+// dispatch (LaplacianPoint::compiled) all read this one statement.
+constexpr bool blocked_runs_compiled(const int m_contiguous, const int m, const int m_slow,
+                                     const bool streaming_stores, const int element_bytes) {
+  if (m_contiguous == 4) return element_bytes == 4 && streaming_stores && m == 4 && m_slow == 2;
+  return m_contiguous == 2 && streaming_stores && (m * m_slow == 4 || m * m_slow == 8);
+}
+// Whether runs of m_contiguous points fit a grid whose allocated contiguous extent is
+// `contiguous_extent`: they are aligned only where it is a multiple of m_contiguous.
 bool blocked_runs_fit(int m_contiguous, std::int64_t contiguous_extent);
 
 // The parameters `request` resolves to on `limits`: the backend's defaults (measured,

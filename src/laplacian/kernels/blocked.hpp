@@ -62,14 +62,13 @@ struct LaplacianPoint {
   }
   KOKKOS_FORCEINLINE_FUNCTION void add(Sum&, T, T) const {}
   KOKKOS_FORCEINLINE_FUNCTION void finish(int, int, int, const Sum&) const {}
-  // The kernels compiled: every block shape that does not spill, both store kinds; in pairs the
-  // blocks of 4 or 8 points, in float quads the default 4 x 2 only, with streaming stores (each
-  // kernel is compiled per launch trait: build time).
+  // The kernels compiled: every block shape that does not spill, both store kinds; in runs along
+  // the contiguous axis those of blocked_runs_compiled (each kernel is compiled per launch trait:
+  // build time).
   template <int M, int MS, int MC, bool Streaming>
   static constexpr bool compiled() {
     if constexpr (MC == 1) return M * MS <= max_block_points;
-    if constexpr (MC == 4) return sizeof(T) == 4 && Streaming && M == 4 && MS == 2;
-    return Streaming && (M * MS == 4 || M * MS == 8);
+    return blocked_runs_compiled(MC, M, MS, Streaming, sizeof(T));
   }
   static std::string compiled_kernels() {
     return "m x m_slow must be at most " + std::to_string(max_block_points) +
