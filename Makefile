@@ -65,7 +65,8 @@ sanitize:
 # the GPU: the library and the driver with host code at -O0 (HIP: device code through the front
 # end only, scripts/hip-check-compile; CUDA: kernels unoptimised, to PTX only), preset
 # $(PRESET)-check in build/$(PRESET)-check, against the same Kokkos as make build, in less time
-# than the optimised build (docs/KOKKOS.md, "Build times").
+# than the optimised build: small files in unity batches, each kernel with one launch bound (the
+# driver is not for running; docs/KOKKOS.md, "Build times").
 compile-check:
 	$(MAKE) build PRESET=$(PRESET)-check TARGET=kstencil
 
