@@ -1,8 +1,8 @@
 #pragma once
 // The one interface to hand-written host SIMD. Kernels call store_line, copy_line_in_parts,
-// stencil_lines and fence_streamed_stores; on x86 hosts with AVX (AVX-512 for stencil_lines) they
-// run the intrinsics under arch/x86/, everywhere else (GPUs, other hosts, Streaming = false) the
-// portable loops beside them. Both paths give bitwise the same results.
+// stencil_lines, prefetch_stream and fence_streamed_stores; on x86 hosts with AVX (AVX-512 for
+// stencil_lines) they run the intrinsics under arch/x86/, everywhere else (GPUs, other hosts,
+// Streaming = false) the portable loops beside them. Both paths give bitwise the same results.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 
@@ -56,6 +56,19 @@ KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
     store_output<Streaming>(out - 1, T(0));
     store_output<Streaming>(out + n, T(0));
   }
+}
+
+// The bytes a loop that calls prefetch_stream once per stream advances between calls: one line.
+inline constexpr int prefetch_stride_bytes = 64;
+
+// A hint that p's stream, read from memory, is read on: on AVX hosts its line 2 KiB ahead is
+// prefetched into the L1 (the hardware prefetchers alone keep too few lines in flight for a core
+// that reads many streams); nothing elsewhere.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void prefetch_stream([[maybe_unused]] const T* p) {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  x86::prefetch_from_memory(p);
+#endif
 }
 
 // out[q] = in[q] for q in [0, n); streaming on AVX hosts through `Parts` interleaved streams.

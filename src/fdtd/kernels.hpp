@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "arch/streams.hpp"
 #include "core/decomposition.hpp"
 #include "core/pairs.hpp"
 #include "core/policy.hpp"
@@ -105,7 +106,7 @@ struct LineFrame {
 };
 
 // e[q] = ca e[q] + cb ((a[q] - a[q - da]) ia - (b[q] - b[q - db]) ib) for q in [0, n), with ca and
-// cb per point in arrays mode: UpdateE's expression, in its order.
+// cb per point in arrays mode: UpdateE's expression, in its order (one component; rows on walls).
 template <bool Arrays, class T>
 KOKKOS_FORCEINLINE_FUNCTION void e_line(T* KOKKOS_RESTRICT e, const T* KOKKOS_RESTRICT a,
                                         const std::ptrdiff_t da, const T ia,
@@ -119,17 +120,99 @@ KOKKOS_FORCEINLINE_FUNCTION void e_line(T* KOKKOS_RESTRICT e, const T* KOKKOS_RE
     e[q] = ca * e[q] + cb * ((a[q] - a[q - da]) * ia - (b[q] - b[q - db]) * ib);
   }
 }
-// h[q] -= d ((a[q + da] - a[q]) ia - (b[q + db] - b[q]) ib): UpdateH's expression, in its order.
+
+// The fields' strides per axis and 1 / spacing, as the rows below read them.
+template <class T>
+struct RowCurl {
+  std::ptrdiff_t sx, sy, sz;
+  T idx, idy, idz;
+};
+template <class T, class KokkosLayout>
+KOKKOS_INLINE_FUNCTION RowCurl<T> row_curl(const YeeViews<T, KokkosLayout>& v,
+                                           const LineFrame<KokkosLayout>& f) {
+  return {f.stride[0], f.stride[1], f.stride[2], v.idx, v.idy, v.idz};
+}
+
+// UpdateE's three expressions at cells [begin, end) of a row (each pointer at the row's first
+// cell); a function of its own so that the compiler sees restrict pointers and vectorises.
 template <bool Arrays, class T>
-KOKKOS_FORCEINLINE_FUNCTION void h_line(T* KOKKOS_RESTRICT h, const T* KOKKOS_RESTRICT a,
-                                        const std::ptrdiff_t da, const T ia,
-                                        const T* KOKKOS_RESTRICT b, const std::ptrdiff_t db,
-                                        const T ib, const T* KOKKOS_RESTRICT d_of, const T d0,
-                                        const int n) {
-  for (int q = 0; q < n; ++q) {
-    const T d = Arrays ? d_of[q] : d0;
-    h[q] = h[q] - d * ((a[q + da] - a[q]) * ia - (b[q + db] - b[q]) * ib);
+KOKKOS_FORCEINLINE_FUNCTION void e_cells(T* KOKKOS_RESTRICT ex, T* KOKKOS_RESTRICT ey,
+                                         T* KOKKOS_RESTRICT ez, const T* KOKKOS_RESTRICT hx,
+                                         const T* KOKKOS_RESTRICT hy, const T* KOKKOS_RESTRICT hz,
+                                         const T* KOKKOS_RESTRICT ca_of,
+                                         const T* KOKKOS_RESTRICT cb_of, const RowCurl<T> k,
+                                         const T ca0, const T cb0, const int begin, const int end) {
+  for (int q = begin; q < end; ++q) {
+    const T ca = Arrays ? ca_of[q] : ca0;
+    const T cb = Arrays ? cb_of[q] : cb0;
+    ex[q] = ca * ex[q] + cb * ((hz[q] - hz[q - k.sy]) * k.idy - (hy[q] - hy[q - k.sz]) * k.idz);
+    ey[q] = ca * ey[q] + cb * ((hx[q] - hx[q - k.sz]) * k.idz - (hz[q] - hz[q - k.sx]) * k.idx);
+    ez[q] = ca * ez[q] + cb * ((hy[q] - hy[q - k.sx]) * k.idx - (hx[q] - hx[q - k.sy]) * k.idy);
   }
+}
+// UpdateH's three expressions at cells [begin, end) of a row, as e_cells.
+template <bool Arrays, class T>
+KOKKOS_FORCEINLINE_FUNCTION void h_cells(T* KOKKOS_RESTRICT hx, T* KOKKOS_RESTRICT hy,
+                                         T* KOKKOS_RESTRICT hz, const T* KOKKOS_RESTRICT ex,
+                                         const T* KOKKOS_RESTRICT ey, const T* KOKKOS_RESTRICT ez,
+                                         const T* KOKKOS_RESTRICT db_of, const RowCurl<T> k,
+                                         const T db0, const int begin, const int end) {
+  for (int q = begin; q < end; ++q) {
+    const T d = Arrays ? db_of[q] : db0;
+    hx[q] = hx[q] - d * ((ez[q + k.sy] - ez[q]) * k.idy - (ey[q + k.sz] - ey[q]) * k.idz);
+    hy[q] = hy[q] - d * ((ex[q + k.sz] - ex[q]) * k.idz - (ez[q + k.sx] - ez[q]) * k.idx);
+    hz[q] = hz[q] - d * ((ey[q + k.sx] - ey[q]) * k.idx - (ex[q + k.sy] - ex[q]) * k.idy);
+  }
+}
+
+// The cells [0, n) of a row, E (H: e_cells' and h_cells' arguments, n for begin and end). The
+// three components go in one loop, in chunks of a cache line, each chunk asking for the lines
+// ahead of every stream that comes from memory, so that one core keeps enough lines in flight
+// (docs/PERFORMANCE.md, FDTD on hosts).
+template <bool Arrays, class T>
+KOKKOS_FORCEINLINE_FUNCTION void e_row(T* ex, T* ey, T* ez, const T* hx, const T* hy, const T* hz,
+                                       const T* ca_of, const T* cb_of, const RowCurl<T> k,
+                                       const T ca0, const T cb0, const int n) {
+  constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
+  int q0 = 0;
+  for (; q0 + chunk <= n; q0 += chunk) {
+    // Every stream of the row comes from memory; the neighbours behind it, from the caches.
+    prefetch_stream(ex + q0);
+    prefetch_stream(ey + q0);
+    prefetch_stream(ez + q0);
+    prefetch_stream(hx + q0);
+    prefetch_stream(hy + q0);
+    prefetch_stream(hz + q0);
+    if (Arrays) {
+      prefetch_stream(ca_of + q0);
+      prefetch_stream(cb_of + q0);
+    }
+    e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, q0, q0 + chunk);
+  }
+  e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, q0, n);
+}
+// slow: the slowest axis. E component c is read along the axes other than c: from memory at the
+// next plane, except the slowest axis' own component, which is read from memory in this one.
+template <bool Arrays, class T>
+KOKKOS_FORCEINLINE_FUNCTION void h_row(T* hx, T* hy, T* hz, const T* ex, const T* ey, const T* ez,
+                                       const T* db_of, const RowCurl<T> k, const int slow,
+                                       const T db0, const int n) {
+  const std::ptrdiff_t plane = slow == 0 ? k.sx : k.sz;
+  const T* const ahead[3] = {ex + (slow == 0 ? 0 : plane), ey + plane,
+                             ez + (slow == 2 ? 0 : plane)};
+  constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
+  int q0 = 0;
+  for (; q0 + chunk <= n; q0 += chunk) {
+    prefetch_stream(hx + q0);
+    prefetch_stream(hy + q0);
+    prefetch_stream(hz + q0);
+    prefetch_stream(ahead[0] + q0);
+    prefetch_stream(ahead[1] + q0);
+    prefetch_stream(ahead[2] + q0);
+    if (Arrays) prefetch_stream(db_of + q0);
+    h_cells<Arrays>(hx, hy, hz, ex, ey, ez, db_of, k, db0, q0, q0 + chunk);
+  }
+  h_cells<Arrays>(hx, hy, hz, ex, ey, ez, db_of, k, db0, q0, n);
 }
 
 // Cells (i, j, k) and the next along the contiguous axis, whose values in every field are one
@@ -195,25 +278,38 @@ struct UpdateE {
       v.ez(i, j, k) = ca * v.ez(i, j, k) + cb * ((v.hy(i, j, k) - v.hy(i - 1, j, k)) * v.idx -
                                                  (v.hx(i, j, k) - v.hx(i, j - 1, k)) * v.idy);
   }
-  // The cells [begin, end) along the contiguous axis of row j in plane s (the slowest axis), one
-  // component after the other, each a loop host compilers vectorise: the same values as
-  // operator() at each cell.
+  // The cells [begin, end) along the contiguous axis of row j in plane s (the slowest axis), the
+  // three components in one loop host compilers vectorise (e_row): the same values as operator()
+  // at each cell.
   KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end) const {
     const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
     const T ca = v.ca0, cb = v.cb0;
+    int first[3] = {0, 0, 0}, n[3] = {0, 0, 0};
+    bool all = true;
+    for (int c = 0; c < 3; ++c) all = f.updates(c, end, first[c], n[c]) && all;
     const auto update = [&](const int c, const Field<T, KokkosLayout>& e,
                             const Field<T, KokkosLayout>& a, const int da, const T ia,
-                            const Field<T, KokkosLayout>& b, const int db, const T ib) {
-      int first = 0, n = 0;
-      if (!f.updates(c, end, first, n)) return;
-      const std::ptrdiff_t at = f.offset + first;
+                            const Field<T, KokkosLayout>& b, const int db, const T ib,
+                            const int cells) {
+      if (cells <= 0) return;
+      const std::ptrdiff_t at = f.offset + first[c];
       e_line<Arrays>(e.data() + at, a.data() + at, f.stride[da], ia, b.data() + at, f.stride[db],
                      ib, Arrays ? v.ca.data() + at : nullptr, Arrays ? v.cb.data() + at : nullptr,
-                     ca, cb, n);
+                     ca, cb, cells);
     };
-    update(0, v.ex, v.hz, 1, v.idy, v.hy, 2, v.idz);
-    update(1, v.ey, v.hx, 2, v.idz, v.hz, 0, v.idx);
-    update(2, v.ez, v.hy, 0, v.idx, v.hx, 1, v.idy);
+    // One component at a time: rows on a wall, and a row's first cell on the wall across the
+    // contiguous axis (only that axis' component updates it); the rest of the row in e_row.
+    int fused_start = 0;
+    for (int c = 0; c < 3; ++c) fused_start = first[c] > fused_start ? first[c] : fused_start;
+    update(0, v.ex, v.hz, 1, v.idy, v.hy, 2, v.idz, all ? fused_start - first[0] : n[0]);
+    update(1, v.ey, v.hx, 2, v.idz, v.hz, 0, v.idx, all ? fused_start - first[1] : n[1]);
+    update(2, v.ez, v.hy, 0, v.idx, v.hx, 1, v.idy, all ? fused_start - first[2] : n[2]);
+    if (!all) return;
+    const std::ptrdiff_t at = f.offset + fused_start;
+    e_row<Arrays>(v.ex.data() + at, v.ey.data() + at, v.ez.data() + at, v.hx.data() + at,
+                  v.hy.data() + at, v.hz.data() + at, Arrays ? v.ca.data() + at : nullptr,
+                  Arrays ? v.cb.data() + at : nullptr, row_curl(v, f), ca, cb,
+                  end - begin - fused_start);
   }
   // Cells (i, j, k) and the next along the contiguous axis, those of them in [begin, end) along it
   // (pairs variant): operator()'s values, from pairs of values.
@@ -277,18 +373,10 @@ struct UpdateH {
   // As UpdateE::line; H has no walls.
   KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end) const {
     const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
-    const T db0 = v.db0;
-    const int n = end - begin;
-    const auto update = [&](const Field<T, KokkosLayout>& h, const Field<T, KokkosLayout>& a,
-                            const int da, const T ia, const Field<T, KokkosLayout>& b, const int db,
-                            const T ib) {
-      const std::ptrdiff_t at = f.offset;
-      h_line<Arrays>(h.data() + at, a.data() + at, f.stride[da], ia, b.data() + at, f.stride[db],
-                     ib, Arrays ? v.db.data() + at : nullptr, db0, n);
-    };
-    update(v.hx, v.ez, 1, v.idy, v.ey, 2, v.idz);
-    update(v.hy, v.ex, 2, v.idz, v.ez, 0, v.idx);
-    update(v.hz, v.ey, 0, v.idx, v.ex, 1, v.idy);
+    const std::ptrdiff_t at = f.offset;
+    h_row<Arrays>(v.hx.data() + at, v.hy.data() + at, v.hz.data() + at, v.ex.data() + at,
+                  v.ey.data() + at, v.ez.data() + at, Arrays ? v.db.data() + at : nullptr,
+                  row_curl(v, f), LineFrame<KokkosLayout>::slow, v.db0, end - begin);
   }
   // As UpdateE::pair.
   KOKKOS_FORCEINLINE_FUNCTION void pair(const int i, const int j, const int k, const int begin,

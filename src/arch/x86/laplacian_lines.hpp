@@ -19,9 +19,8 @@ namespace x86 {
 template <class T>
 struct Zmm;
 
-// How far ahead stencil_lines_avx512 prefetches the lines it reads from memory and those it reads
-// again from the L2 (every stream prefetched: docs/PERFORMANCE.md, host section).
-inline constexpr int memory_read_ahead_bytes = 2048;
+// How far ahead stencil_lines_avx512 prefetches the lines it reads again from the L2 (those from
+// memory: memory_read_ahead_bytes; every stream prefetched: docs/PERFORMANCE.md, host section).
 inline constexpr int cache_read_ahead_bytes = 512;
 
 template <>

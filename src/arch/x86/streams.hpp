@@ -17,6 +17,19 @@ inline constexpr int cache_line_bytes = 64;
 // at page boundaries, would start on them.
 inline constexpr int read_ahead_bytes = 4096;
 
+// How far ahead the line kernels prefetch the lines they read from memory (the Laplacian's
+// stencil_lines_avx512 and FDTD's rows: docs/PERFORMANCE.md, host sections).
+inline constexpr int memory_read_ahead_bytes = 2048;
+
+// Into the L1: the line memory_read_ahead_bytes past p. Integer arithmetic: the address may lie
+// past an array's end, which a prefetch ignores.
+template <class T>
+inline void prefetch_from_memory(const T* p) {
+  _mm_prefetch(
+      reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + memory_read_ahead_bytes),
+      _MM_HINT_T0);
+}
+
 // One 64-byte line at `to` (aligned) from `from` (any alignment) through non-temporal stores.
 inline void stream_cache_line(double* to, const double* from) {
   _mm256_stream_pd(to, _mm256_loadu_pd(from));
