@@ -165,54 +165,46 @@ KOKKOS_FORCEINLINE_FUNCTION void h_cells(T* KOKKOS_RESTRICT hx, T* KOKKOS_RESTRI
   }
 }
 
-// The cells [0, n) of a row, E (H: e_cells' and h_cells' arguments, n for begin and end). The
-// three components go in one loop, in chunks of a cache line, each chunk asking for the lines
-// ahead of every stream that comes from memory, so that one core keeps enough lines in flight
-// (docs/PERFORMANCE.md, FDTD on hosts).
+// cells(begin, end) over [0, n) in chunks of a cache line, each chunk first asking for the lines
+// ahead of the first `Streams` of `streams` (those the row reads from memory), so that one core
+// keeps enough lines in flight (docs/PERFORMANCE.md, FDTD on hosts).
+template <int Streams, class T, class Cells>
+KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[8], const int n,
+                                                      const Cells& cells) {
+  constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
+  int q0 = 0;
+  for (; q0 + chunk <= n; q0 += chunk) {
+    for (int s = 0; s < Streams; ++s) prefetch_stream(streams[s] + q0);
+    cells(q0, q0 + chunk);
+  }
+  cells(q0, n);
+}
+
+// The cells [0, n) of a row, the three components in one loop (e_cells' arguments, n for begin
+// and end). Every stream of the row comes from memory; the neighbours behind it, from the caches.
 template <bool Arrays, class T>
 KOKKOS_FORCEINLINE_FUNCTION void e_row(T* ex, T* ey, T* ez, const T* hx, const T* hy, const T* hz,
                                        const T* ca_of, const T* cb_of, const RowCurl<T> k,
                                        const T ca0, const T cb0, const int n) {
-  constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
-  int q0 = 0;
-  for (; q0 + chunk <= n; q0 += chunk) {
-    // Every stream of the row comes from memory; the neighbours behind it, from the caches.
-    prefetch_stream(ex + q0);
-    prefetch_stream(ey + q0);
-    prefetch_stream(ez + q0);
-    prefetch_stream(hx + q0);
-    prefetch_stream(hy + q0);
-    prefetch_stream(hz + q0);
-    if (Arrays) {
-      prefetch_stream(ca_of + q0);
-      prefetch_stream(cb_of + q0);
-    }
-    e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, q0, q0 + chunk);
-  }
-  e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, q0, n);
+  const T* const streams[8] = {ex, ey, ez, hx, hy, hz, ca_of, cb_of};
+  in_prefetched_chunks<Arrays ? 8 : 6>(streams, n, [&](const int begin, const int end) {
+    e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, begin, end);
+  });
 }
-// slow: the slowest axis. E component c is read along the axes other than c: from memory at the
-// next plane, except the slowest axis' own component, which is read from memory in this one.
+// As e_row; slow: the slowest axis. E component c is read along the axes other than c: from
+// memory at the next plane, except the slowest axis' own component, which is read from memory in
+// this one.
 template <bool Arrays, class T>
 KOKKOS_FORCEINLINE_FUNCTION void h_row(T* hx, T* hy, T* hz, const T* ex, const T* ey, const T* ez,
                                        const T* db_of, const RowCurl<T> k, const int slow,
                                        const T db0, const int n) {
   const std::ptrdiff_t plane = slow == 0 ? k.sx : k.sz;
-  const T* const ahead[3] = {ex + (slow == 0 ? 0 : plane), ey + plane,
-                             ez + (slow == 2 ? 0 : plane)};
-  constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
-  int q0 = 0;
-  for (; q0 + chunk <= n; q0 += chunk) {
-    prefetch_stream(hx + q0);
-    prefetch_stream(hy + q0);
-    prefetch_stream(hz + q0);
-    prefetch_stream(ahead[0] + q0);
-    prefetch_stream(ahead[1] + q0);
-    prefetch_stream(ahead[2] + q0);
-    if (Arrays) prefetch_stream(db_of + q0);
-    h_cells<Arrays>(hx, hy, hz, ex, ey, ez, db_of, k, db0, q0, q0 + chunk);
-  }
-  h_cells<Arrays>(hx, hy, hz, ex, ey, ez, db_of, k, db0, q0, n);
+  const T* const streams[8] = {
+      hx,    hy,     hz, ex + (slow == 0 ? 0 : plane), ey + plane, ez + (slow == 2 ? 0 : plane),
+      db_of, nullptr};
+  in_prefetched_chunks<Arrays ? 7 : 6>(streams, n, [&](const int begin, const int end) {
+    h_cells<Arrays>(hx, hy, hz, ex, ey, ez, db_of, k, db0, begin, end);
+  });
 }
 
 // Cells (i, j, k) and the next along the contiguous axis, whose values in every field are one
