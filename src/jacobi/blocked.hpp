@@ -1,10 +1,11 @@
 #pragma once
 // The blocked Jacobi update: the Laplacian's blocked kernel (register blocks along y and the
 // slowest axis, y parts, row ends, evict-first stores; src/laplacian/kernels/blocked.hpp) with
-// Jacobi's point. With the norm, each work item sums its points' squared changes and writes the
-// sum to its own slot; a second, small reduction adds the slots (seed 004's block-level partial
-// sums and one global combination, without Kokkos 3.4's grid-capped reduction over the grid). On
-// CUDA the lanes of a warp add their sums first and write one (JacobiPlan::sum_lanes).
+// Jacobi's point. With the norm, each work item sums its points' squared changes (in T: float's
+// conversions to double cost more than the sums; JacobiPlan::sum_points) and writes the sum to
+// its own slot in double; a second, small reduction adds the slots (seed 004's block-level
+// partial sums and one global combination, without Kokkos 3.4's grid-capped reduction over the
+// grid). On CUDA the lanes of a warp add their sums first and write one (JacobiPlan::sum_lanes).
 #include <cstdint>
 #include <string>
 
@@ -26,7 +27,7 @@ struct BlockedPoint {
   int lanes;                        // 1, or warp_sum_lanes: each warp whole, along one row
 
   static constexpr bool sums = Sums;
-  using Sum = double;
+  using Sum = T;
 
   KOKKOS_FORCEINLINE_FUNCTION T operator()(const T, const T s_minus, const T s_plus,
                                            const T y_minus, const T y_plus, const T c_minus,
@@ -43,12 +44,13 @@ struct BlockedPoint {
   KOKKOS_FORCEINLINE_FUNCTION T row_end(const Load& own_value) const {
     return own_value();
   }
-  KOKKOS_FORCEINLINE_FUNCTION void add(double& sum, const T value, const T old) const {
-    const double change = static_cast<double>(value) - static_cast<double>(old);
+  KOKKOS_FORCEINLINE_FUNCTION void add(T& sum, const T value, const T old) const {
+    const T change = value - old;
     sum += change * change;
   }
   KOKKOS_FORCEINLINE_FUNCTION void finish(const int slow_item, const int block, const int c,
-                                          const double sum) const {
+                                          const T item_sum) const {
+    const double sum = item_sum;
     const std::int64_t row = static_cast<std::int64_t>(slow_item) * y_blocks + block;
     const int item = c - c_lower;
     if (lanes == 1) {

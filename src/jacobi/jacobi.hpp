@@ -96,12 +96,22 @@ struct JacobiPlan {
   // sums (core/warp_sum.hpp) where its lanes are consecutive items of one row; the launch's
   // contiguous range then runs to whole warps (the items past the row end update nothing).
   int sum_lanes = 1;
+  // The most squared changes one partial sum adds in the fields' precision before the rest of the
+  // norm is summed in double: a blocked work item's points, a team thread's packets over its
+  // planes, kokkos-kernels' every point; 0 where each square is summed in double.
+  std::int64_t sum_points = 0;
   bool gpu = false;                    // made for a GPU's limits
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
 
   // "policy (i,j,k), Iterate::Left"; blocked adds its blocks ("...; 8 x 1 points per block ...").
   std::string describe() const;
 };
+
+// The most an error computed by `plan` may differ from the same squared changes summed in double,
+// relative, on a grid of `points` (recursive summation's worst case): (k + 2) eps of the fields'
+// precision for partial sums of k = plan.sum_points squares (the difference, its square, k - 1
+// additions), and (points + 2) eps of double for the rest. Verification and the tests check it.
+double jacobi_error_tolerance(const JacobiPlan& plan, double points);
 
 // The plan over the grid's owned interior, or over `box` (local indices; a part of an overlapped
 // iteration).

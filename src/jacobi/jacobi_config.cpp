@@ -224,7 +224,22 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const
   plan.gpu = limits.gpu;
   if (config.norm == NormStrategy::team) plan_teams(plan, grid, box, limits);
   if (config.norm == NormStrategy::blocked) plan_blocked(plan, grid, box, limits);
+  if (config.norm == NormStrategy::kokkos_kernels) plan.sum_points = grid.allocated.size();
+  if (config.norm == NormStrategy::team && plan.team_width > 1)
+    plan.sum_points = std::int64_t(plan.team_width) * plan.team_march;
+  if (plan.blocked) {
+    const LaplacianKernelParams& p = plan.blocked->params;
+    plan.sum_points = std::int64_t(p.m) * p.m_slow * p.m_contiguous * p.blocks_per_item;
+  }
   return plan;
+}
+
+double jacobi_error_tolerance(const JacobiPlan& plan, const double points) {
+  const double epsilon = plan.config.element_bytes == 4 ? std::numeric_limits<float>::epsilon()
+                                                        : std::numeric_limits<double>::epsilon();
+  const double partial =
+      plan.sum_points > 0 ? (static_cast<double>(plan.sum_points) + 2) * epsilon : 0.0;
+  return partial + (std::max(points, 16.0) + 2) * std::numeric_limits<double>::epsilon();
 }
 
 }  // namespace kstencil

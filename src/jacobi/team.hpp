@@ -5,7 +5,8 @@
 // values serve the next one from the L1) and sums its squared changes with one team reduction; the
 // last team to finish adds the teams' sums in a fixed order and writes the total straight to host
 // memory, so an iteration is one launch, without a second kernel or a copy of the result.
-// Where the plan allows (JacobiPlan::team_width), a thread moves 16 bytes of a row an access.
+// Where the plan allows (JacobiPlan::team_width), a thread moves 16 bytes of a row an access and
+// sums its packets' squared changes in T (JacobiPlan::sum_points), the team in double.
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <cstdint>
@@ -83,14 +84,16 @@ struct TeamUpdate {
       const std::int64_t plane = stride[axes[2]];
       std::int64_t at = piece.along + std::int64_t(piece.row_at) * stride[a] +
                         std::int64_t(piece.slab_at) * plane + std::int64_t(q) * Width;
+      T packets = 0;
       for (int n = 0; n < piece.planes; ++n, at += plane)
-        sum += packet(at, piece.along + q * Width);
+        packets += packet(at, piece.along + q * Width);
+      sum = packets;
     }
     return sum;
   }
 
   // The Width points from offset `at` (its point along the row: x0).
-  KOKKOS_FORCEINLINE_FUNCTION double packet(const std::int64_t at, const int x0) const {
+  KOKKOS_FORCEINLINE_FUNCTION T packet(const std::int64_t at, const int x0) const {
     const T* const old_values = update.old_values.data();
     const JacobiFormula<T>& formula = update.formula;
     const int fast = axes[0], a = axes[1], b = axes[2];
@@ -111,7 +114,7 @@ struct TeamUpdate {
       b_plus = load_packet(old_values + at + stride[b]);
     }
     Packet<T> out;
-    double sum = 0;
+    T sum = 0;
     for (int q = 0; q < Width; ++q) {
       const int x = x0 + q;
       if (x < lo[fast] || x >= lo[fast] + extent[fast]) {  // a row end: keeps its value
@@ -132,7 +135,7 @@ struct TeamUpdate {
                                        : update.rhs.data()[at + q];
       out.v[q] = formula(minus(0), plus(0), minus(1), plus(1), minus(2), plus(2), f);
       if constexpr (Sums) {
-        const double change = static_cast<double>(out.v[q]) - static_cast<double>(own.v[q]);
+        const T change = out.v[q] - own.v[q];
         sum += change * change;
       }
     }

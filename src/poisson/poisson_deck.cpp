@@ -53,10 +53,11 @@ Schema poisson_schema(const std::string& solver) {
            "KokkosBlas::update and KokkosBlas::nrm2 on the difference (sums in the field's "
            "type); team = each team of a TeamPolicy updates a piece of a row and writes its sum, "
            "the last team to finish adds them (seed 004's hierarchical sum in one kernel; "
-           "kernel.tile along the contiguous axis: threads per team); blocked (3D grids) = the "
-           "Laplacian's blocked "
-           "kernel, each work item writes the sum over its register blocks, a second kernel "
-           "adds them (kernel.tile and launch_bounds: 0 takes the Laplacian's blocked defaults)")
+           "kernel.tile along the contiguous axis: threads per team; with 16-byte packets a "
+           "thread sums its own squares in the field's type); blocked (3D grids) = the "
+           "Laplacian's blocked kernel, each work item writes the sum over its register blocks "
+           "(in the field's type), a second kernel adds them in double (kernel.tile and "
+           "launch_bounds: 0 takes the Laplacian's blocked defaults)")
            .choices(
                {"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team", "blocked"})},
       {Key("cg", "tolerance", T::real, "1e-4",
