@@ -8,7 +8,6 @@
 #include <immintrin.h>
 
 #include <cstddef>
-#include <cstdint>
 
 #include "arch/x86/streams.hpp"
 #include "laplacian/stencil.hpp"
@@ -125,17 +124,11 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
       // Each stream the row reads is prefetched into the L1: those that come from memory (planes
       // 1 .. S - 1 one row on, plane S at this row) 2 KiB ahead, those that a sweep through the
       // planes has already brought into the L2 (plane -1 at this row, plane 0 one row on) 512 B
-      // ahead. Addresses as integers: they may lie past the input's end, which a prefetch ignores.
-      // The prefetches stay in this loop: g++ 12 dropped them from the probe where a helper lambda
-      // did nothing but prefetch.
-      const auto ahead = [q](const T* line, const int bytes) {
-        return reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(line + q) + bytes);
-      };
-      for (int p = 1; p < S; ++p)
-        _mm_prefetch(ahead(c + p * ss + sy, memory_read_ahead_bytes), _MM_HINT_T0);
-      _mm_prefetch(ahead(c + S * ss, memory_read_ahead_bytes), _MM_HINT_T0);
-      _mm_prefetch(ahead(c - ss, cache_read_ahead_bytes), _MM_HINT_T0);
-      _mm_prefetch(ahead(c + sy, cache_read_ahead_bytes), _MM_HINT_T0);
+      // ahead.
+      for (int p = 1; p < S; ++p) prefetch_from_memory(c + p * ss + sy + q);
+      prefetch_from_memory(c + S * ss + q);
+      prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
+      prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
       const auto zeroed = static_cast<typename Z::Lanes>((q == first_zeroed ? Z::first_lane : 0) |
                                                          (q == last_zeroed ? Z::last_lane : 0));
       V column[S + 2];  // the line's vectors at q in planes -1 .. S

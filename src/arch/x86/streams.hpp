@@ -21,13 +21,17 @@ inline constexpr int read_ahead_bytes = 4096;
 // stencil_lines_avx512 and FDTD's rows: docs/PERFORMANCE.md, host sections).
 inline constexpr int memory_read_ahead_bytes = 2048;
 
-// Into the L1: the line memory_read_ahead_bytes past p. Integer arithmetic: the address may lie
-// past an array's end, which a prefetch ignores.
+// Into the L1: the line `bytes` past p. Integer arithmetic: the address may lie past an array's
+// end, which a prefetch ignores.
+template <class T>
+inline void prefetch_ahead(const T* p, const int bytes) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + bytes),
+               _MM_HINT_T0);
+}
+// The line memory_read_ahead_bytes past p, for a stream read from memory.
 template <class T>
 inline void prefetch_from_memory(const T* p) {
-  _mm_prefetch(
-      reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + memory_read_ahead_bytes),
-      _MM_HINT_T0);
+  prefetch_ahead(p, memory_read_ahead_bytes);
 }
 
 // One 64-byte line at `to` (aligned) from `from` (any alignment) through non-temporal stores.
@@ -69,10 +73,7 @@ inline void stream_line(T* out, const int n, const ValueAt& value_at, const T* r
   constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
   alignas(cache_line_bytes) T line[per_line];
   const auto stream_line_at = [&](const int q) {
-    // Integer arithmetic: the address may lie past the input's end, which a prefetch ignores.
-    _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(read_first + q) +
-                                               read_ahead_bytes),
-                 _MM_HINT_T0);
+    prefetch_ahead(read_first + q, read_ahead_bytes);
     for (int p = 0; p < per_line; ++p) line[p] = value_at(q + p);
     stream_cache_line(out + q, line);
   };
