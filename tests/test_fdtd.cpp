@@ -376,6 +376,161 @@ TEMPLATE_TEST_CASE(
   CHECK(largest > 1e-3);
 }
 
+namespace {
+
+// A larger busy problem whose every value moves from the first step (a cavity mode under the
+// source), so that stale values near a region's cut faces show.
+FdtdProblem moving_problem() {
+  FdtdProblem p = busy_problem();
+  p.cells = {30, 26, 28};
+  p.cavity = CavityMode{{2, 1, 1}};
+  p.source->index = *source_index(p, 1, {0.5, 0.5, 0.5});
+  return p;
+}
+
+// `all` (x fastest over `dims`) over `box`.
+std::vector<double> part_of_values(const std::vector<double>& all, const Index3& dims,
+                                   const Box& box) {
+  std::vector<double> out;
+  for (Index k = box.lo[2]; k < box.hi[2]; ++k)
+    for (Index j = box.lo[1]; j < box.hi[1]; ++j)
+      for (Index i = box.lo[0]; i < box.hi[0]; ++i)
+        out.push_back(all[static_cast<std::size_t>(i + dims[0] * (j + dims[1] * k))]);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a host reference over part of the grid matches the whole grid's over its trusted nodes",
+          "[fdtd]") {
+  const FdtdProblem p = moving_problem();
+  const Index3 src = p.source->index;
+  YeeSolver<double, Kokkos::LayoutRight> solver(p, plan_for<Kokkos::LayoutRight>(p));
+  const Box regions[] = {
+      {{9, 7, 8}, {22, 20, 21}},   // cut on every face
+      {{0, 0, 0}, {12, 10, 11}},   // a corner's three walls
+      {{18, 0, 5}, {31, 27, 20}},  // walls at x high, both y
+      Box{src, {src[0] + 1, src[1] + 1, src[2] + 1}}.grown(6).intersect(p.nodes().global())};
+  for (int steps : {1, 3, 5}) {
+    fdtd_reference::HostYee<double> whole(solver);
+    whole.run(steps);
+    for (const Box& region : regions) {
+      fdtd_reference::HostYee<double> part(solver, region);
+      part.run(steps);
+      const Box trusted = part.trusted();
+      INFO(steps << " steps, region " << format_triple(region.lo) << " - "
+                 << format_triple(region.hi) << ", trusted " << format_triple(trusted.lo) << " - "
+                 << format_triple(trusted.hi));
+      REQUIRE(trusted.size() > 0);
+      bool stale = false;
+      for (int c = 0; c < 6; ++c) {
+        const Index3 dims = component_dims(p, c);
+        const Box lattice{{0, 0, 0}, dims};
+        const std::vector<double> all = whole.component(c);
+        const Box box = trusted.intersect(lattice);
+        const auto comparison = part.compare(c, box, part_of_values(all, dims, box));
+        CHECK(comparison.mismatches == 0);
+        const Box beyond = region.intersect(lattice);
+        stale = stale || part.values(c, beyond) != part_of_values(all, dims, beyond);
+      }
+      // Where the region cuts the grid its faces do go stale: the trusted box is needed.
+      CHECK(stale == (region.lo != Index3{0, 0, 0} || region.hi != p.nodes().global().hi));
+      // Values outside the trusted nodes are refused.
+      CHECK_THROWS_AS(part.compare(0, region, {}), std::invalid_argument);
+    }
+  }
+}
+
+TEST_CASE("a wrong value inside a checked box is found, and only there", "[fdtd]") {
+  const FdtdProblem p = moving_problem();
+  YeeSolver<float, Kokkos::LayoutLeft> solver(p, plan_for<Kokkos::LayoutLeft>(p));
+  const int steps = 3;
+  const auto boxes = fdtd_reference::checked_boxes(p, {1, 1, 1}, steps);
+  std::vector<fdtd_reference::HostYee<float>> hosts;
+  for (const auto& b : boxes) hosts.emplace_back(solver, b.region);
+  solver.run(steps);
+  // One value of Hz in the middle of the grid, inside one box only.
+  const Index3 wrong{15, 13, 14};
+  auto hz = Kokkos::subview(solver.fields().h[2], wrong[0], wrong[1], wrong[2]);
+  Kokkos::deep_copy(hz, 1.5f);
+  std::int64_t mismatches = 0, compared = 0;
+  for (std::size_t n = 0; n < boxes.size(); ++n) {
+    hosts[n].run(steps);
+    for (int c = 0; c < 6; ++c) {
+      const Box box = boxes[n].box.intersect(Box{{0, 0, 0}, component_dims(p, c)});
+      const auto got =
+          fdtd_reference::gather_box(c < 3 ? solver.fields().e[c] : solver.fields().h[c - 3],
+                                     solver.nodes(), box, MPI_COMM_SELF);
+      mismatches += hosts[n].compare(c, box, got).mismatches;
+      compared += box.size();
+    }
+  }
+  CHECK(mismatches == 1);
+  CHECK(compared > 0);
+}
+
+TEST_CASE("verification's boxes hold the corners of the grid and of every rank's part", "[fdtd]") {
+  const FdtdProblem p = moving_problem();
+  const Dims3 dims{2, 1, 3};
+  const int steps = 3;
+  const auto boxes = fdtd_reference::checked_boxes(p, dims, steps);
+  // Planes per axis: x {0, 15, 30} and the ranks' boundary 16; y {0, 13, 26}; z {0, 14, 28} and
+  // the boundaries 10 and 20; and one box around the source.
+  CHECK(boxes.size() == 4 * 3 * 5 + 1);
+  const Box whole = p.nodes().global();
+  for (const auto& b : boxes) {
+    CHECK(b.box.size() > 0);
+    CHECK(b.region == b.box.grown(steps + 1).intersect(whole));
+  }
+  std::size_t corners = 0;
+  for (int rank = 0; rank < 6; ++rank) {
+    const Box owned = owned_box(whole.hi, dims, coords_of(rank, dims));
+    for (int corner = 0; corner < 8; ++corner) {
+      Index3 at;
+      for (int d = 0; d < 3; ++d) at[d] = (corner >> d & 1) ? owned.hi[d] - 1 : owned.lo[d];
+      corners += std::any_of(boxes.begin(), boxes.end(),
+                             [&](const auto& b) { return b.box.contains(at); });
+    }
+  }
+  CHECK(corners == 6 * 8);
+}
+
+TEST_CASE("verification's cavity mode moves every E component where every axis has two cells",
+          "[fdtd]") {
+  const FdtdProblem problems[] = {cavity_problem({16, 16, 16}, {0.1, 0.1, 0.1}, {1, 1, 0}),
+                                  cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, {1, 1, 0}),
+                                  moving_problem()};
+  for (const FdtdProblem& p : problems) {
+    const CavityMode m = cavity_check_mode(p);
+    CHECK(m.mode == std::array<int, 3>{1, 1, 1});
+    const CavityModeShape shape = cavity_mode_shape(p, m);
+    const Real3& a = shape.amplitude;
+    double along = 0, norm = 0;
+    for (int d = 0; d < 3; ++d) {
+      CHECK(std::abs(a[d]) >= 0.2);
+      along += a[d] * shape.kappa[d];
+      norm += a[d] * a[d];
+    }
+    // Orthogonal to kappa (discretely divergence-free) and of length 1, to rounding.
+    CHECK(std::abs(along) <=
+          1e-13 * std::sqrt(shape.kappa[0] * shape.kappa[0] + shape.kappa[1] * shape.kappa[1] +
+                            shape.kappa[2] * shape.kappa[2]));
+    CHECK(std::abs(norm - 1) <= 1e-15);
+    // An exact eigenvector: 200 steps keep it within the verification's bound.
+    FdtdProblem mode = p;
+    mode.media = Media{};
+    mode.source.reset();
+    mode.cavity = m;
+    YeeSolver<double, Kokkos::LayoutRight> solver(mode, plan_for<Kokkos::LayoutRight>(mode));
+    solver.run(200);
+    CHECK(mode_error(solver, shape, shape.omega_discrete) <=
+          20.0 * 201 * std::numeric_limits<double>::epsilon());
+  }
+  FdtdProblem thin = cavity_problem({1, 12, 10}, {0.1, 0.1, 0.1}, {1, 1, 0});
+  CHECK(cavity_check_mode(thin).mode == std::array<int, 3>{1, 1, 0});
+  CHECK(!cavity_check_mode(thin).polarization);
+}
+
 TEMPLATE_TEST_CASE(
     "rows padded to whole pairs or lines, and pairs over ranges that split a pair, "
     "agree bitwise with the host reference",

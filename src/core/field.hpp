@@ -63,8 +63,31 @@ std::vector<T> to_host_x_fastest(const Field<T, KokkosLayout>& field, const Grid
   return out;
 }
 
+// The values of `field` over `global_box` (within the grid's allocated box) in host memory, x
+// fastest: the box alone is gathered on the device and crosses to the host, for checks of small
+// parts of large fields.
+template <class T, class KokkosLayout>
+std::vector<T> box_to_host_x_fastest(const Field<T, KokkosLayout>& field, const Grid& grid,
+                                     const Box& global_box) {
+  const Box b = grid.to_local(global_box);
+  const Index3 n = b.extents();
+  std::vector<T> out(static_cast<std::size_t>(b.size()));
+  if (out.empty()) return out;
+  using XFastest =
+      Kokkos::View<T***, Kokkos::LayoutLeft, typename Field<T, KokkosLayout>::memory_space>;
+  const XFastest part(Kokkos::view_alloc(Kokkos::WithoutInitializing, "box"), n[0], n[1], n[2]);
+  Kokkos::deep_copy(
+      part, Kokkos::subview(field, std::make_pair(b.lo[0], b.hi[0]),
+                            std::make_pair(b.lo[1], b.hi[1]), std::make_pair(b.lo[2], b.hi[2])));
+  Kokkos::deep_copy(
+      Kokkos::View<T***, Kokkos::LayoutLeft, Kokkos::HostSpace,
+                   Kokkos::MemoryTraits<Kokkos::Unmanaged>>(out.data(), n[0], n[1], n[2]),
+      part);
+  return out;
+}
+
 // Host memory a device copies to and from at the link's full speed: pinned on GPUs (halo faces
-// staged for MPI, host copies of whole fields).
+// staged for MPI, the norms' partial sums).
 #if defined(KOKKOS_ENABLE_CUDA)
 using StagingSpace = Kokkos::CudaHostPinnedSpace;
 #elif defined(KOKKOS_ENABLE_HIP) && KOKKOS_VERSION >= 40000
@@ -74,32 +97,6 @@ using StagingSpace = Kokkos::Experimental::HIPHostPinnedSpace;
 #else
 using StagingSpace = Kokkos::HostSpace;
 #endif
-
-// A host copy of fields of one shape, reused for any number of fields read one after another:
-// one allocation (and page-locking) instead of one per copy. On a host backend the field itself.
-template <class T, class KokkosLayout>
-class HostStaging {
- public:
-  using View = Kokkos::View<T***, KokkosLayout, StagingSpace>;
-  // `field`'s values in host memory, valid until the next call.
-  const View& read(const Field<T, KokkosLayout>& field) {
-    if constexpr (Kokkos::SpaceAccessibility<
-                      Kokkos::HostSpace,
-                      typename Field<T, KokkosLayout>::memory_space>::accessible) {
-      host_ = field;
-    } else {
-      if (host_.extent(0) != field.extent(0) || host_.extent(1) != field.extent(1) ||
-          host_.extent(2) != field.extent(2))
-        host_ = View(Kokkos::view_alloc(Kokkos::WithoutInitializing, "host_staging"),
-                     field.extent(0), field.extent(1), field.extent(2));
-      Kokkos::deep_copy(host_, field);
-    }
-    return host_;
-  }
-
- private:
-  View host_;
-};
 
 // The inverse of to_host_x_fastest: `values` (x fastest over `global_box`) into `field`, whose
 // other values stay as they are.

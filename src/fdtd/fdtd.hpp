@@ -78,7 +78,13 @@ struct PointSource {
 
 // Initial condition: the PEC cavity eigenmode (m, n, p) with amplitude 1 in E.
 struct CavityMode {
+  CavityMode() = default;
+  CavityMode(const std::array<int, 3>& m, const std::optional<Real3>& q = std::nullopt)
+      : mode(m), polarization(q) {}
   std::array<int, 3> mode{1, 1, 0};
+  // With m, n and p all non-zero: E's direction is this vector's part orthogonal to kappa
+  // (normalized); unset, (kappa_y, -kappa_x, 0) normalized, which leaves Ez zero.
+  std::optional<Real3> polarization;
 };
 
 struct FdtdProblem {
@@ -285,8 +291,12 @@ struct FdtdVerification {
   int reference_steps = 0;
   double reference_max_diff = 0;
   std::int64_t reference_mismatches = 0;
+  std::int64_t reference_values = 0;  // compared, over the checked boxes
   bool passed = false;
 };
+// The cavity mode verification starts from: (1,1,1) with every E component non-zero where every
+// axis has two cells or more, else (1,1,0).
+CavityMode cavity_check_mode(const FdtdProblem& problem);
 // Several ranks: every rank calls it with its plans (collective); the reference runs on rank 0.
 // Its two solvers share one set of fields; `storage`, if given, receives them for the caller's.
 template <class T, class KokkosLayout>

@@ -143,7 +143,17 @@ CavityModeShape cavity_mode_shape(const FdtdProblem& problem, const CavityMode& 
     s.amplitude = {0, 1, 0};
   else if (n[0] == 0)
     s.amplitude = {1, 0, 0};
-  else
+  else if (mode.polarization) {
+    const Real3& q = *mode.polarization;
+    const double along = (q[0] * s.kappa[0] + q[1] * s.kappa[1] + q[2] * s.kappa[2]) / kappa2;
+    double norm2 = 0;
+    for (int d = 0; d < 3; ++d) {
+      s.amplitude[d] = q[d] - along * s.kappa[d];
+      norm2 += s.amplitude[d] * s.amplitude[d];
+    }
+    if (!(norm2 > 0)) throw std::invalid_argument("cavity mode: polarization parallel to kappa");
+    for (int d = 0; d < 3; ++d) s.amplitude[d] /= std::sqrt(norm2);
+  } else
     s.amplitude = {s.kappa[1] / std::sqrt(s.kappa[0] * s.kappa[0] + s.kappa[1] * s.kappa[1]),
                    -s.kappa[0] / std::sqrt(s.kappa[0] * s.kappa[0] + s.kappa[1] * s.kappa[1]), 0};
   const double speed = 1 / std::sqrt(m.eps * m.mu);
@@ -151,6 +161,25 @@ CavityModeShape cavity_mode_shape(const FdtdProblem& problem, const CavityMode& 
   s.omega_discrete = 2 / dt * std::asin(dt * speed * std::sqrt(kappa2) / 2);
   s.omega_continuous = speed * std::sqrt(k2);
   return s;
+}
+
+CavityMode cavity_check_mode(const FdtdProblem& problem) {
+  CavityMode best;  // (1,1,0)
+  if (std::any_of(problem.cells.begin(), problem.cells.end(), [](Index n) { return n < 2; }))
+    return best;
+  // Of these, the direction whose smallest E component is largest (each is orthogonal to kappa on
+  // a cube, where the (kappa_y, -kappa_x, 0) default leaves Ez zero).
+  double largest = -1;
+  for (const Real3& q : {Real3{1, -2, 1}, Real3{1, 1, -2}, Real3{-2, 1, 1}}) {
+    const CavityMode m{{1, 1, 1}, q};
+    const Real3 a = cavity_mode_shape(problem, m).amplitude;
+    const double smallest = std::min({std::abs(a[0]), std::abs(a[1]), std::abs(a[2])});
+    if (smallest > largest) {
+      largest = smallest;
+      best = m;
+    }
+  }
+  return best;
 }
 
 namespace {
