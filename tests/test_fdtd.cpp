@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -495,15 +496,24 @@ TEST_CASE("verification's boxes hold the corners of the grid and of every rank's
   CHECK(corners == 6 * 8);
 }
 
-TEST_CASE("verification's cavity mode moves every E component where every axis has two cells",
+TEST_CASE("verification's cavity mode moves every E component fast where every axis has two cells",
           "[fdtd]") {
   const FdtdProblem problems[] = {cavity_problem({16, 16, 16}, {0.1, 0.1, 0.1}, {1, 1, 0}),
                                   cavity_problem({12, 10, 14}, {0.1, 0.07, 0.05}, {1, 1, 0}),
-                                  moving_problem()};
+                                  moving_problem(),
+                                  cavity_problem({2, 3, 5}, {1, 1, 1}, {1, 1, 0})};
   for (const FdtdProblem& p : problems) {
     const CavityMode m = cavity_check_mode(p);
-    CHECK(m.mode == std::array<int, 3>{1, 1, 1});
+    for (int d = 0; d < 3; ++d) {
+      // About a quarter of the cells, prime to them (1 on axes of fewer than 8 cells).
+      INFO("axis " << d << ": " << p.cells[d] << " cells, mode " << m.mode[d]);
+      CHECK(std::gcd(Index(m.mode[d]), p.cells[d]) == 1);
+      CHECK(m.mode[d] >= std::max<Index>(1, p.cells[d] / 4 - 3));
+      CHECK(m.mode[d] <= std::max<Index>(1, p.cells[d] / 4));
+    }
     const CavityModeShape shape = cavity_mode_shape(p, m);
+    // On grids of 8 cells or more a step turns the mode by at least 0.3 radians.
+    if (p.cells[0] >= 8) CHECK(shape.omega_discrete * p.dt() >= 0.3);
     const Real3& a = shape.amplitude;
     double along = 0, norm = 0;
     for (int d = 0; d < 3; ++d) {
@@ -526,6 +536,25 @@ TEST_CASE("verification's cavity mode moves every E component where every axis h
     CHECK(mode_error(solver, shape, shape.omega_discrete) <=
           20.0 * 201 * std::numeric_limits<double>::epsilon());
   }
+  // The shape's factors to a few eps whatever the mode number: their angles (up to m pi, 785
+  // radians here) are reduced exactly before the sine (long double as the reference). An angle
+  // below 2 pi after three roundings (pi, the product, the quotient: eps / 2 relative each) is off
+  // by 3 pi eps at most, and the sine adds its own: under 11 eps. Unreduced, about m pi eps.
+  const FdtdProblem wide = cavity_problem({1000, 999, 1001}, {1e-3, 1e-3, 1e-3}, {1, 1, 0});
+  const CavityModeShape wide_shape = cavity_mode_shape(wide, cavity_check_mode(wide));
+  double worst = 0;
+  for (int c = 0; c < 3; ++c) {
+    const CavityModeFactors f = cavity_mode_factors(wide, wide_shape, c);
+    for (int d = 0; d < 3; ++d)
+      for (Index i = 1; i < wide.cells[d]; ++i) {
+        const bool half = (c == d);  // E_c is staggered along its own axis
+        const long double angle = 3.14159265358979323846264338327950288L * wide_shape.mode[d] *
+                                  (i + (half ? 0.5L : 0.0L)) / wide.cells[d];
+        const long double want = half ? std::cos(angle) : std::sin(angle);
+        worst = std::max(worst, static_cast<double>(std::abs(f.factor[d][i] - want)));
+      }
+  }
+  CHECK(worst <= 11 * std::numeric_limits<double>::epsilon());
   FdtdProblem thin = cavity_problem({1, 12, 10}, {0.1, 0.1, 0.1}, {1, 1, 0});
   CHECK(cavity_check_mode(thin).mode == std::array<int, 3>{1, 1, 0});
   CHECK(!cavity_check_mode(thin).polarization);

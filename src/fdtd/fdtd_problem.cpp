@@ -2,6 +2,7 @@
 // sources.
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 #include "fdtd/fdtd.hpp"
@@ -126,6 +127,7 @@ std::optional<Index3> source_index(const FdtdProblem& problem, int component,
 CavityModeShape cavity_mode_shape(const FdtdProblem& problem, const CavityMode& mode) {
   constexpr double pi = 3.14159265358979323846;
   CavityModeShape s;
+  s.mode = mode.mode;
   const Material& m = problem.media.background;
   double kappa2 = 0, k2 = 0;
   for (int d = 0; d < 3; ++d) {
@@ -167,11 +169,20 @@ CavityMode cavity_check_mode(const FdtdProblem& problem) {
   CavityMode best;  // (1,1,0)
   if (std::any_of(problem.cells.begin(), problem.cells.end(), [](Index n) { return n < 2; }))
     return best;
+  // A quarter of the cells per half wave (k h = pi/4 on each axis: the mode turns by about 0.7
+  // radians a step at Courant 0.9, so that a missed update shows at once on any grid), the mode
+  // number prime to the cells so that sin(k x) is zero at the walls only.
+  std::array<int, 3> numbers;
+  for (int d = 0; d < 3; ++d) {
+    Index m = std::max<Index>(1, problem.cells[d] / 4);
+    while (m > 1 && std::gcd(m, problem.cells[d]) != 1) --m;
+    numbers[d] = static_cast<int>(m);
+  }
   // Of these, the direction whose smallest E component is largest (each is orthogonal to kappa on
   // a cube, where the (kappa_y, -kappa_x, 0) default leaves Ez zero).
   double largest = -1;
   for (const Real3& q : {Real3{1, -2, 1}, Real3{1, 1, -2}, Real3{-2, 1, 1}}) {
-    const CavityMode m{{1, 1, 1}, q};
+    const CavityMode m{numbers, q};
     const Real3 a = cavity_mode_shape(problem, m).amplitude;
     const double smallest = std::min({std::abs(a[0]), std::abs(a[1]), std::abs(a[2])});
     if (smallest > largest) {
@@ -190,8 +201,13 @@ double cavity_mode_factor(const FdtdProblem& problem, const CavityModeShape& sha
   const Index last = problem.cells[d] - (staggered(c, d) ? 1 : 0);
   if (i > last) return 0;
   if (!staggered(c, d) && (i == 0 || i == problem.cells[d])) return 0;
-  const double x = (static_cast<double>(i) + (staggered(c, d) ? 0.5 : 0.0)) * problem.spacing[d];
-  return staggered(c, d) ? std::cos(shape.k[d] * x) : std::sin(shape.k[d] * x);
+  // k x = m pi (2 i + s) / (2 n), s = 1 on a staggered axis: the angle reduced in integers first,
+  // so that its rounding stays that of one value below 2 pi whatever the mode number.
+  constexpr double pi = 3.14159265358979323846;
+  const Index n = problem.cells[d];
+  const Index turns = shape.mode[d] * (2 * i + (staggered(c, d) ? 1 : 0)) % (4 * n);
+  const double angle = pi * static_cast<double>(turns) / static_cast<double>(2 * n);
+  return staggered(c, d) ? std::cos(angle) : std::sin(angle);
 }
 
 }  // namespace
