@@ -1025,7 +1025,7 @@ TEST_CASE(
       {{512, 512, 512}, Layout::left, 2, {128, 1, 1}},
       {{4096, 2048, 128}, Layout::right, 2, {64, 2, 1}},  // 64 pairs, row ends included
       {{128, 2048, 4096}, Layout::left, 2, {64, 2, 1}},
-      {{20, 300, 7}, Layout::left, 2, {32, 4, 1}},
+      {{20, 300, 7}, Layout::left, 2, {16, 8, 1}},   // 10 pairs and a row end: 16 lanes
       {{65, 40, 66}, Layout::left, 1, {128, 1, 1}},  // 63 points + 2 row ends
       {{66, 40, 63}, Layout::right, 1, {64, 2, 1}}};
   for (const auto& c : cases) {
@@ -1047,6 +1047,29 @@ TEST_CASE(
     CHECK(plan.launch->tile == c.policy_tile);
     CHECK(plan.zeroed_row_end_axis() == AxisRoles::of(c.layout).contiguous);
   }
+  // Float in quads: rows of 64 values are 16 lanes, so a work group of 16 x 8 spans two rows a
+  // warp (32 lanes left half of them idle) and keeps 3 blocks a work item; rows of a warp or more
+  // take 4.
+  const struct {
+    Index3 points;
+    Layout layout;
+    std::array<std::int64_t, 3> policy_tile;
+    int blocks_per_item;
+  } quads[] = {{{4096, 2048, 64}, Layout::right, {16, 8, 1}, 3},
+               {{64, 2048, 4096}, Layout::left, {16, 8, 1}, 3},
+               {{4096, 2048, 128}, Layout::right, {32, 4, 1}, 4},
+               {{512, 512, 512}, Layout::left, {128, 1, 1}, 4}};
+  for (const auto& c : quads) {
+    const Grid grid = Grid::whole(c.points, {0, 0, 0}, {1, 1, 1});
+    const auto params = default_params(gpu, c.layout, grid, 4);
+    const LaplacianPlan plan = plan_laplacian(params, c.layout, 4, grid, gpu);
+    INFO(format_triple(c.points) << " " << to_string(c.layout) << " float");
+    CHECK(params.m_contiguous == 4);
+    CHECK(params.blocks_per_item == c.blocks_per_item);
+    CHECK_FALSE(plan.problem.has_value());
+    REQUIRE(plan.launch);
+    CHECK(plan.launch->tile == c.policy_tile);
+  }
   // A work group of 128 x 1 x 1 work items at 512^3 covers 256 points along the contiguous axis
   // (pairs), 4 along y and 3 blocks of 2 along the slowest axis.
   const Grid cube512 = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
@@ -1065,8 +1088,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the GPU default: 4 x 2 blocks, 3 per item, in float quads or pairs where rows hold them; else "
-    "one point, in float 4 x 2 x 3 in layout right, 8 x 1 x 4 in layout left, in double 8 x 1 x 3",
+    "the GPU default: 4 x 2 blocks in float quads (4 per item on rows of a warp or more, else 3) "
+    "or pairs (3) where rows hold them; else one point: float 4 x 2 x 3 (right), 8 x 1 x 4 "
+    "(left); double 8 x 1 x 3",
     "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
@@ -1080,7 +1104,7 @@ TEST_CASE(
     int m, m_slow, m_contiguous, blocks_per_item;
   };
   const Case cases[] = {
-      {4, Layout::right, &cube, 4, 2, 4, 3},      {4, Layout::left, &cube, 4, 2, 4, 3},
+      {4, Layout::right, &cube, 4, 2, 4, 4},      {4, Layout::left, &cube, 4, 2, 4, 4},
       {4, Layout::left, &short_rows, 4, 2, 4, 3}, {4, Layout::right, &even, 4, 2, 2, 3},
       {4, Layout::left, &even, 4, 2, 2, 3},       {8, Layout::left, &even, 4, 2, 2, 3},
       {4, Layout::right, &odd, 4, 2, 1, 3},       {4, Layout::left, &odd, 8, 1, 1, 4},

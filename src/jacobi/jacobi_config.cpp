@@ -158,6 +158,7 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
   request.tile = c.tile;
   if (c.launch_bounds > 0) request.launch_bounds = c.launch_bounds;
   request.zero_row_ends = box == grid.to_local(owned_interior(grid));
+  request.whole_warps_along_rows = true;  // for the warps' sums below
   const LaplacianKernelParams params =
       resolve_laplacian_params(request, limits, c.layout, grid, c.element_bytes);
   plan.blocked = plan_laplacian(params, c.layout, c.element_bytes, grid, box, limits);

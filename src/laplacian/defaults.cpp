@@ -61,13 +61,15 @@ std::array<std::int64_t, 3> few_core_line_tile(const Box& box, const AxisRoles& 
 }
 
 // Blocked tile on GPUs: 128 threads along the contiguous axis, or as many as its lanes fill with
-// the rest along y (128 threads over 64 points left half of them idle).
+// the rest along y (128 threads over 64 points left half of them idle), down to 16 (a warp then
+// spans two rows: rows of 64 floats in quads are 16 lanes, and 32 left half idle) or to a warp.
 std::array<std::int64_t, 3> gpu_blocked_tile(const Box& box, const AxisRoles& a,
-                                             const bool zero_row_ends, const int m_contiguous) {
+                                             const bool zero_row_ends, const int m_contiguous,
+                                             const bool whole_warps) {
   const auto range = blocked_contiguous_range(box.lo[a.contiguous], box.hi[a.contiguous],
                                               zero_row_ends, m_contiguous);
   const Index lanes = range[1] - range[0];
-  std::int64_t along_contiguous = 32;
+  std::int64_t along_contiguous = whole_warps ? 32 : 16;
   while (along_contiguous < 128 && along_contiguous < lanes) along_contiguous *= 2;
   std::array<std::int64_t, 3> tile{1, 128 / along_contiguous, 1};
   tile[a.contiguous] = along_contiguous;
@@ -124,7 +126,15 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
           in_runs && blocked_runs_compiled(run, p.m, p.m_slow, p.streaming_stores, element_bytes)
               ? run
               : 1);
-      if (limits.gpu) default_tile = gpu_blocked_tile(box, a, p.zero_row_ends, p.m_contiguous);
+      if (limits.gpu)
+        default_tile = gpu_blocked_tile(box, a, p.zero_row_ends, p.m_contiguous,
+                                        request.whole_warps_along_rows);
+      // Quads whose work groups take a warp or more along the rows: 4 blocks a work item (their
+      // blocks are half the bytes of pairs'); a work group over several shorter rows keeps 3.
+      const std::int64_t along_rows =
+          request.tile[a.contiguous] > 0 ? request.tile[a.contiguous] : default_tile[a.contiguous];
+      if (limits.gpu && p.m_contiguous == 4 && along_rows >= 32)
+        p.blocks_per_item = request.blocks_per_item.value_or(4);
       break;
     }
     case LaplacianKernel::line: {

@@ -123,6 +123,9 @@ struct LaplacianKernelRequest {
   std::optional<int> launch_bounds, m, m_slow, m_contiguous, blocks_per_item, parts;
   bool streaming_stores = true;
   bool zero_row_ends = true;
+  // GPU work groups of whole warps along the rows (Jacobi's warps add their lanes' sums), where
+  // rows of 16 lanes or fewer otherwise share a warp.
+  bool whole_warps_along_rows = false;
 };
 
 // Whether blocked compiles runs of m_contiguous > 1 points along the contiguous axis for these
