@@ -107,12 +107,22 @@ TEST_CASE("the copy ceiling alone runs no launches and needs a timed round", "[t
 
 TEST_CASE("a copy ceiling timed between a caller's rounds counts only its timed rounds",
           "[timing]") {
+  const auto start = std::chrono::steady_clock::now();
   CopyCeiling ceiling(1 << 12, 4, 2);  // two warm-up rounds, not counted
   CHECK(ceiling.rounds() == 0);
   CHECK_THROWS_AS(ceiling.result(), std::logic_error);
-  ceiling.time_round();
-  ceiling.warm_up();
-  ceiling.time_round();
+  // Its own wall time grows with every round, warm-up or timed, and stays within the caller's.
+  double seconds = ceiling.seconds();
+  CHECK(seconds > 0);
+  for (const bool timed : {true, false, true}) {
+    if (timed)
+      ceiling.time_round();
+    else
+      ceiling.warm_up();
+    CHECK(ceiling.seconds() > seconds);
+    seconds = ceiling.seconds();
+  }
+  CHECK(seconds <= std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   CHECK(ceiling.rounds() == 2);
   const CopyBandwidth copy = ceiling.result();
   CHECK(copy.elements == 1 << 12);
@@ -228,4 +238,28 @@ TEST_CASE("the phase clock times its phases one after another, and the report li
   CHECK(phases.at("first").get<double>() == p[0].second);
   CHECK(report.console().find("  wall  ") != std::string::npos);
   CHECK(report.console().find("s to this report: first 0.0") != std::string::npos);
+}
+
+TEST_CASE("a phase's interleaved work goes to its own phase, which a name ended again adds to",
+          "[timing]") {
+  const auto start = std::chrono::steady_clock::now();
+  PhaseClock clock;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  clock.end("copy");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  clock.end("steps", "copy", 0.030);  // 30 ms of the 50 were the copy's
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  clock.end("copy");
+  const auto& p = clock.phases();
+  REQUIRE(p.size() == 2);
+  CHECK(p[0].first == "copy");
+  CHECK(p[1].first == "steps");
+  CHECK(p[1].second >= 0.020);
+  CHECK(p[1].second < 0.050);
+  CHECK(p[0].second >= 0.020 + 0.030 + 0.010);
+  // Nothing is lost or counted twice: the phases add up to the clock's whole time.
+  const double total = p[0].second + p[1].second;
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  CHECK(total >= 0.080);
+  CHECK(total <= std::chrono::duration<double>(elapsed).count());
 }

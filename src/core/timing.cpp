@@ -158,15 +158,20 @@ class TypedCopyCeiling final : public CopyCeiling::Rounds {
 CopyCeiling::CopyCeiling(const std::int64_t elements, const int element_bytes, const int warmup,
                          const int back_to_back) {
   if (back_to_back < 1) throw std::invalid_argument("a copy round needs at least one copy");
-  if (element_bytes == 4)
-    rounds_ = std::make_unique<detail::TypedCopyCeiling<float>>(elements, back_to_back);
-  else
-    rounds_ = std::make_unique<detail::TypedCopyCeiling<double>>(elements, back_to_back);
-  for (int round = 0; round < warmup; ++round) rounds_->time_round(false);
+  seconds_ = detail::timed([&] {
+    if (element_bytes == 4)
+      rounds_ = std::make_unique<detail::TypedCopyCeiling<float>>(elements, back_to_back);
+    else
+      rounds_ = std::make_unique<detail::TypedCopyCeiling<double>>(elements, back_to_back);
+  });
+  for (int round = 0; round < warmup; ++round) warm_up();
 }
 CopyCeiling::~CopyCeiling() = default;
 void CopyCeiling::time_round() {
-  rounds_->time_round(true);
+  seconds_ += detail::timed([&] { rounds_->time_round(true); });
+}
+void CopyCeiling::warm_up() {
+  seconds_ += detail::timed([&] { rounds_->time_round(false); });
 }
 std::size_t CopyCeiling::rounds() const {
   return rounds_->rounds();

@@ -37,10 +37,13 @@ class CopyCeiling {
   ~CopyCeiling();
   CopyCeiling(const CopyCeiling&) = delete;
   CopyCeiling& operator=(const CopyCeiling&) = delete;
-  void time_round();  // one round of each copy, fenced, timed on its own
-  void warm_up() { rounds_->time_round(false); }  // one untimed round
-  std::size_t rounds() const;                     // timed so far
-  CopyBandwidth result() const;                   // medians of the rounds timed; throws if none
+  void time_round();             // one round of each copy, fenced, timed on its own
+  void warm_up();                // one untimed round
+  std::size_t rounds() const;    // timed so far
+  CopyBandwidth result() const;  // medians of the rounds timed; throws if none
+  // Wall time spent in the ceiling so far: its buffers' allocation and first touch, the copies'
+  // verification, warm-up and every round (what a run's report counts apart from its own work).
+  double seconds() const { return seconds_; }
 
   struct Rounds {
     virtual ~Rounds() = default;
@@ -51,6 +54,7 @@ class CopyCeiling {
 
  private:
   std::unique_ptr<Rounds> rounds_;
+  double seconds_ = 0;
 };
 
 // Timings of kernel launches together with the copy ceiling of the same run.
@@ -79,10 +83,14 @@ SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, i
 class PhaseClock {
  public:
   PhaseClock() : last_(std::chrono::steady_clock::now()) {}
-  // The time since the previous end() (or the clock's start) was phase `name`.
-  void end(const std::string& name) {
+  // The time since the previous end() (or the clock's start) was phase `name`, less
+  // `interleaved_s` of it that went to phase `interleaved` (work timed between this phase's own,
+  // such as the copy ceiling's rounds between a run's steps). A name ended again adds to its phase.
+  void end(const std::string& name, const std::string& interleaved = {},
+           const double interleaved_s = 0) {
     const auto now = std::chrono::steady_clock::now();
-    phases_.emplace_back(name, std::chrono::duration<double>(now - last_).count());
+    add(name, std::chrono::duration<double>(now - last_).count() - interleaved_s);
+    if (!interleaved.empty()) add(interleaved, interleaved_s);
     last_ = now;
   }
   const std::vector<std::pair<std::string, double>>& phases() const { return phases_; }
@@ -90,6 +98,14 @@ class PhaseClock {
  private:
   std::chrono::steady_clock::time_point last_;
   std::vector<std::pair<std::string, double>> phases_;
+  void add(const std::string& name, const double seconds) {
+    for (auto& [phase, s] : phases_)
+      if (phase == name) {
+        s += seconds;
+        return;
+      }
+    phases_.emplace_back(name, seconds);
+  }
 };
 
 // The copy ceiling alone (time_with_copy_ceiling without launches).
