@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arch/streams.hpp"
+#include "core/copy_rounds.hpp"
 #include "core/report.hpp"
 #include "core/timing.hpp"
 
@@ -129,6 +130,33 @@ TEST_CASE("a copy ceiling timed between a caller's rounds counts only its timed 
   CHECK(copy.element_bytes == 4);
   CHECK(copy.gbs == std::max(copy.kernel_gbs, copy.deep_copy_gbs));
   CHECK(copy.kernel_gbs > 0);
+}
+
+TEST_CASE("a copy beyond doubt slower than the other stops being timed", "[timing]") {
+  using detail::beyond_doubt_slower;
+  const std::vector<double> fast = {1.0, 1.1, 0.9}, half_speed = {2.0, 2.2, 1.9};
+  CHECK(beyond_doubt_slower(half_speed, fast));
+  CHECK_FALSE(beyond_doubt_slower(fast, half_speed));
+  // Not before 3 rounds of each, however far apart.
+  CHECK_FALSE(beyond_doubt_slower({2.0, 2.0}, {1.0, 1.0}));
+  CHECK_FALSE(beyond_doubt_slower({2.0, 2.0, 2.0}, {1.0, 1.0}));
+  // Its fastest round against the other's median, over a quarter apart: one fast round keeps it.
+  CHECK_FALSE(beyond_doubt_slower({2.0, 1.2, 2.0}, {1.0, 1.0, 1.0}));
+  CHECK_FALSE(beyond_doubt_slower({1.25, 1.3, 1.4}, {1.0, 1.0, 1.0}));
+  CHECK(beyond_doubt_slower({1.26, 1.3, 1.4}, {0.5, 1.0, 3.0}));
+  // GPUs' two copies, a few percent apart: both stay.
+  CHECK_FALSE(beyond_doubt_slower({1.04, 1.05, 1.03}, {1.0, 1.01, 0.99}));
+}
+
+TEST_CASE("a copy ceiling that stops timing a copy still counts every round and reports both",
+          "[timing]") {
+  CopyCeiling ceiling(1 << 16, 8, 1);
+  for (int round = 0; round < 12; ++round) ceiling.time_round();
+  CHECK(ceiling.rounds() == 12);
+  const CopyBandwidth copy = ceiling.result();
+  CHECK(copy.kernel_gbs > 0);
+  CHECK(copy.deep_copy_gbs > 0);
+  CHECK(copy.gbs == std::max(copy.kernel_gbs, copy.deep_copy_gbs));
 }
 
 // Copies `lengths` elements with copy(out, in, n) from every start offset within a cache line (16
