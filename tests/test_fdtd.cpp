@@ -736,17 +736,18 @@ TEST_CASE("the line variant's host tile: a chunk of planes per thread, rows fitt
   // Two coefficient arrays more: 10 lines, 51 rows, so 6 blocks of 43.
   p.media.mode = MediaMode::arrays;
   CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{128, 43, 1});
-  // A few-core host adds its thread's share of a 32 MiB last level: half of 17 MiB holds a whole
-  // plane's rows at 256^3, 362 of 384 at 384^3, so two blocks of 192.
+  // The last level does not count, on few-core hosts either: 32 rows at 256^3 with a 32 MiB L3
+  // on 2 hardware threads (whole planes before: 256 rows), and at 384^3 half of 2 MiB over 8
+  // lines of 384 doubles is 42 rows, so 10 blocks of 39.
   p.media.mode = MediaMode::uniform;
   c.element_bytes = 8;
   host.llc_bytes = std::int64_t(32) << 20;
   host.host_hardware_threads = 2;
-  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{128, 256, 1});
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{128, 32, 1});
   p.cells = {384, 384, 384};
-  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{192, 192, 1});
-  // A many-core host (16 threads, 2 MiB per core) does not: half of 2 MiB over 8 lines of 384
-  // doubles is 42 rows, so 10 blocks of 39.
+  host.core_cache_bytes = 2 << 20;
+  CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{192, 39, 1});
+  // Nor on a many-core host (16 threads, 2 MiB per core): 10 blocks of 39 again.
   host.host_hardware_threads = host.concurrency = 16;
   host.core_cache_bytes = 2 << 20;
   host.llc_bytes = std::int64_t(300) << 20;

@@ -10,10 +10,9 @@ namespace {
 
 // The line variant's tile on hosts (planes, rows): each thread one chunk of planes, swept in
 // blocks of rows whose lines of one plane (six fields, two coefficient arrays in arrays mode) and
-// the two fields the next plane reads again fit half of the cache a thread reuses them from: its
-// core's own on many-core hosts, with its share of the last level on few-core hosts (there whole
-// planes from the L3 beat blocks that fit the L2; on 16 cores the L2-sized blocks win:
-// docs/PERFORMANCE.md). Blocks of equal size; Kokkos' default where the caches are unknown.
+// the two fields the next plane reads again fit half of its core's own cache (with the rows'
+// prefetches such blocks beat whole planes from the L3 on 2 and on 16 cores: docs/PERFORMANCE.md).
+// Blocks of equal size; Kokkos' default where the caches are unknown.
 std::array<std::int64_t, 2> host_line_tile(const std::int64_t planes, const std::int64_t rows,
                                            const std::int64_t length, const MediaMode media,
                                            const int element_bytes, const ExecLimits& limits) {
@@ -21,10 +20,8 @@ std::array<std::int64_t, 2> host_line_tile(const std::int64_t planes, const std:
   const std::int64_t lines = (media == MediaMode::arrays ? 8 : 6) + 2;
   const std::int64_t threads = std::max(limits.concurrency, 1);
   const std::int64_t plane_chunk = (planes + threads - 1) / threads;
-  const std::int64_t cache =
-      limits.core_cache_bytes +
-      (few_core_host(limits) ? std::max<std::int64_t>(limits.llc_bytes, 0) / threads : 0);
-  std::int64_t block = cache / 2 / (lines * std::max<std::int64_t>(length, 1) * element_bytes);
+  std::int64_t block =
+      limits.core_cache_bytes / 2 / (lines * std::max<std::int64_t>(length, 1) * element_bytes);
   block = std::clamp<std::int64_t>(block, 1, rows);
   // Fewer plane chunks than threads: split the rows further so that every thread has a tile.
   const std::int64_t chunks = (planes + plane_chunk - 1) / plane_chunk;
