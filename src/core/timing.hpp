@@ -37,7 +37,7 @@ class CopyCeiling {
   ~CopyCeiling();
   CopyCeiling(const CopyCeiling&) = delete;
   CopyCeiling& operator=(const CopyCeiling&) = delete;
-  void time_round();             // one round of each copy, fenced, timed on its own
+  void time_round();             // one round of each copy still timed, fenced, timed on its own
   void warm_up();                // one untimed round
   std::size_t rounds() const;    // timed so far
   CopyBandwidth result() const;  // medians of the rounds timed; throws if none
@@ -68,8 +68,9 @@ struct SameRunTiming {
 // Laplacian's line kernels store) and as Kokkos::deep_copy (the vendor memcpy on GPUs); the ceiling
 // is the faster. Both copies are verified before they are timed; throws if one is wrong. `launches`
 // are timed in the same rounds: every round runs each launch once, then the copy kernel, then
-// deep_copy, each fenced and timed on its own, after `warmup` untimed rounds. Alternating them puts
-// a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel and
+// deep_copy, each fenced and timed on its own, after `warmup` untimed rounds; a copy beyond doubt
+// slower than the other after 3 rounds is timed no more (core/copy_rounds.hpp). Alternating them
+// puts a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel and
 // ceiling alike, so the ratio of their medians stops depending on when each was timed.
 // `per_launch` > 1: each launch runs that many steps unfenced (a solver's iterations as its loop
 // queues them) and its samples are per step; the copies are timed as many back to back.
