@@ -749,7 +749,6 @@ TEST_CASE("the line variant's host tile: a chunk of planes per thread, rows fitt
   CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{192, 39, 1});
   // Nor on a many-core host (16 threads, 2 MiB per core): 10 blocks of 39 again.
   host.host_hardware_threads = host.concurrency = 16;
-  host.core_cache_bytes = 2 << 20;
   host.llc_bytes = std::int64_t(300) << 20;
   CHECK(plan_fdtd(c, p, host).launch.tile == std::array<std::int64_t, 3>{24, 39, 1});
   host.core_cache_bytes = 1 << 20;

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "arch/streams.hpp"
-#include "core/copy_rounds.hpp"
 #include "core/report.hpp"
 #include "core/timing.hpp"
 

@@ -7,7 +7,6 @@
 #include <type_traits>
 
 #include "arch/streams.hpp"
-#include "core/copy_rounds.hpp"
 #include "core/huge_pages.hpp"
 
 namespace kstencil {

@@ -69,9 +69,9 @@ struct SameRunTiming {
 // is the faster. Both copies are verified before they are timed; throws if one is wrong. `launches`
 // are timed in the same rounds: every round runs each launch once, then the copy kernel, then
 // deep_copy, each fenced and timed on its own, after `warmup` untimed rounds; a copy beyond doubt
-// slower than the other after 3 rounds is timed no more (core/copy_rounds.hpp). Alternating them
-// puts a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel and
-// ceiling alike, so the ratio of their medians stops depending on when each was timed.
+// slower than the other after 3 rounds is timed no more (detail::beyond_doubt_slower). Alternating
+// them puts a machine's bandwidth drift (a shared VM's moves by a third within minutes) into kernel
+// and ceiling alike, so the ratio of their medians stops depending on when each was timed.
 // `per_launch` > 1: each launch runs that many steps unfenced (a solver's iterations as its loop
 // queues them) and its samples are per step; the copies are timed as many back to back.
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
@@ -108,6 +108,14 @@ class PhaseClock {
     phases_.emplace_back(name, seconds);
   }
 };
+
+namespace detail {
+// Whether a copy whose rounds took `a` seconds each is beyond doubt slower than one whose rounds
+// took `b`: after 3 rounds of each at least, `a`'s fastest is over a quarter slower than `b`'s
+// median. Both run in the same rounds, so a machine's drift moves them together; the two copies
+// of one device are either within a few percent (GPUs) or about 2x apart (hosts' deep_copy).
+bool beyond_doubt_slower(const std::vector<double>& a, const std::vector<double>& b);
+}  // namespace detail
 
 // The copy ceiling alone (time_with_copy_ceiling without launches).
 CopyBandwidth measure_copy_bandwidth(std::int64_t elements, int element_bytes, int warmup,
