@@ -205,27 +205,36 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
 // The cells a rank updates (local indices of `nodes`): its owned nodes that are cells.
 Box owned_cells(const FdtdProblem& problem, const Grid& nodes);
 
+// Where a solver made on another's fields (its `storage`) starts: at its problem's initial state
+// (E and H zeroed, then its cavity mode if it has one), or from the state E and H hold, as a
+// continuation of that state under its own problem (media, source) from step 0.
+enum class FdtdStart { initial_state, storage_state };
+
 // The solver state on the default execution space.
 template <class T, class KokkosLayout>
 class YeeSolver {
  public:
   struct Fields {
     Field<T, KokkosLayout> e[3], h[3];
-    Field<T, KokkosLayout> ca, cb, db;  // arrays mode
-    Field<T, KokkosLayout> eps, mu;     // arrays mode, for the energy
+    Field<T, KokkosLayout> ca, cb, db;  // arrays mode (the energy's eps and mu: MediaLookup)
   };
 
   // `plan`: made for the problem's cells (this rank's owned cells) and this layout, without a
   // problem (else throws std::invalid_argument). Several ranks: `d` cuts the node grid;
   // `overlap_plans` (interior, then the shell) update while the halo is in flight. `storage`: the
-  // fields of a solver no longer needed (release()); those of this solver's extents are zeroed and
-  // reused instead of allocated, since fresh memory can be slow to touch (a VM's host backs it
-  // page by page: docs/PERFORMANCE.md, "Not reached yet").
+  // fields of a solver no longer needed (release()); those of this solver's extents are reused
+  // instead of allocated, since fresh memory can be slow to touch (a VM's host backs it page by
+  // page: docs/PERFORMANCE.md, "Not reached yet"), and start as `start` says (storage_state:
+  // throws std::invalid_argument unless E and H are of this solver's extents).
   YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan,
             const Decomposition& d = Decomposition::single(),
-            std::vector<FdtdPlan> overlap_plans = {}, Fields storage = {});
+            std::vector<FdtdPlan> overlap_plans = {}, Fields storage = {},
+            FdtdStart start = FdtdStart::initial_state);
   // The fields, for another solver's storage; this solver is not to be used afterwards.
   Fields release() { return std::move(fields_); }
+  // Back to step 0 at the problem's initial state, as a new solver starts; the coefficient arrays
+  // (which no step writes) are kept.
+  void reset();
 
   // One leapfrog step n -> n+1: H^(n-1/2) -> H^(n+1/2), E^n -> E^(n+1), then the source.
   // With `energy`, also returns the energy at time n dt, summed reproducibly (the same bits on any
@@ -299,11 +308,13 @@ struct FdtdVerification {
 // component non-zero where every axis has two cells or more, else (1,1,0).
 CavityMode cavity_check_mode(const FdtdProblem& problem);
 // Several ranks: every rank calls it with its plans (collective); the reference runs on rank 0.
-// Its two solvers share one set of fields; `storage`, if given, receives them for the caller's.
+// Its two solvers share one set of fields, and the second, the run's problem's, goes on from the
+// cavity mode's state. `solver`, if given, receives that solver as its checks leave it (reset()
+// puts it at its initial state, for the run to time: no third set of fields to fill).
 template <class T, class KokkosLayout>
 FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
                              const Decomposition& d = Decomposition::single(),
                              const std::vector<FdtdPlan>& overlap_plans = {},
-                             typename YeeSolver<T, KokkosLayout>::Fields* storage = nullptr);
+                             std::optional<YeeSolver<T, KokkosLayout>>* solver = nullptr);
 
 }  // namespace kstencil

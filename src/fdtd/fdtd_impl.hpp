@@ -14,47 +14,16 @@ namespace fdtd_detail {
 
 template <class T, class KokkosLayout>
 struct FillMaterials {
-  Field<T, KokkosLayout> ca, cb, db, eps, mu;
-  bool has_block;
-  Material background, block;
-  // Kokkos::Array, not std::array: usable in device code.
-  Kokkos::Array<double, 3> block_lo, block_hi, origin, spacing;
+  Field<T, KokkosLayout> ca, cb, db;
+  MediaLookup media;
   double dt;
-  Kokkos::Array<Index, 3> offset;  // global index of the local (0, 0, 0)
-
-  static FillMaterials of(const typename YeeSolver<T, KokkosLayout>::Fields& f,
-                          const FdtdProblem& p, double dt, const Index3& offset) {
-    const Media& m = p.media;
-    return {f.ca,
-            f.cb,
-            f.db,
-            f.eps,
-            f.mu,
-            m.has_block,
-            m.background,
-            m.block,
-            {m.block_lo[0], m.block_lo[1], m.block_lo[2]},
-            {m.block_hi[0], m.block_hi[1], m.block_hi[2]},
-            {p.origin[0], p.origin[1], p.origin[2]},
-            {p.spacing[0], p.spacing[1], p.spacing[2]},
-            dt,
-            {offset[0], offset[1], offset[2]}};
-  }
 
   KOKKOS_INLINE_FUNCTION void operator()(const int i, const int j, const int k) const {
-    const Index index[3] = {i + offset[0], j + offset[1], k + offset[2]};
-    bool inside = has_block;
-    for (int d = 0; d < 3; ++d) {
-      const double x = origin[d] + static_cast<double>(index[d]) * spacing[d];
-      inside = inside && x >= block_lo[d] && x <= block_hi[d];
-    }
-    const Material& m = inside ? block : background;
+    const Material& m = media.at(i, j, k);
     const Coefficients c = coefficients_of(m.eps, m.mu, m.sigma, dt);
     ca(i, j, k) = static_cast<T>(c.ca);
     cb(i, j, k) = static_cast<T>(c.cb);
     db(i, j, k) = static_cast<T>(c.db);
-    eps(i, j, k) = static_cast<T>(m.eps);
-    mu(i, j, k) = static_cast<T>(m.mu);
   }
 };
 
@@ -149,7 +118,7 @@ struct GatherProbes {
 template <class T, class KokkosLayout>
 YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan& plan,
                                       const Decomposition& d, std::vector<FdtdPlan> overlap_plans,
-                                      Fields storage)
+                                      Fields storage, const FdtdStart start)
     : problem_(problem),
       plan_(plan),
       overlap_plans_(std::move(overlap_plans)),
@@ -163,39 +132,56 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
     throw std::invalid_argument("FDTD plan made for other fields");
   const Index3 extents = grid_.local_extents();
   const Index3 allocated = plan_.allocated_extents(extents);
-  // A spare field of these extents, zeroed, or else a new one.
-  const auto field = [&](Field<T, KokkosLayout>& spare, const char* label) {
-    const bool fits = spare.data() != nullptr && Index(spare.extent(0)) == allocated[0] &&
-                      Index(spare.extent(1)) == allocated[1] &&
-                      Index(spare.extent(2)) == allocated[2];
-    if (!fits) return allocate_field<T, KokkosLayout>(label, allocated);
-    Kokkos::deep_copy(spare, T(0));
+  const auto fits = [&](const Field<T, KokkosLayout>& spare) {
+    return spare.data() != nullptr && Index(spare.extent(0)) == allocated[0] &&
+           Index(spare.extent(1)) == allocated[1] && Index(spare.extent(2)) == allocated[2];
+  };
+  const bool keep_state = start == FdtdStart::storage_state;
+  if (keep_state)
+    for (int c = 0; c < 3; ++c)
+      if (!fits(storage.e[c]) || !fits(storage.h[c]))
+        throw std::invalid_argument("FDTD: a state to start from of other extents");
+  // A spare field of these extents, zeroed (or as it is, for E and H of a state kept), or else a
+  // new one.
+  const auto field = [&](Field<T, KokkosLayout>& spare, const char* label, const bool state) {
+    if (!fits(spare)) return allocate_field<T, KokkosLayout>(label, allocated);
+    if (!(state && keep_state)) Kokkos::deep_copy(spare, T(0));
     return std::move(spare);
   };
   const char* e_names[3] = {"ex", "ey", "ez"};
   const char* h_names[3] = {"hx", "hy", "hz"};
   for (int c = 0; c < 3; ++c) {
-    fields_.e[c] = field(storage.e[c], e_names[c]);
-    fields_.h[c] = field(storage.h[c], h_names[c]);
+    fields_.e[c] = field(storage.e[c], e_names[c], true);
+    fields_.h[c] = field(storage.h[c], h_names[c], true);
   }
   if (problem_.media.mode == MediaMode::arrays) {
-    fields_.ca = field(storage.ca, "ca");
-    fields_.cb = field(storage.cb, "cb");
-    fields_.db = field(storage.db, "db");
-    fields_.eps = field(storage.eps, "eps");
-    fields_.mu = field(storage.mu, "mu");
+    fields_.ca = field(storage.ca, "ca", false);
+    fields_.cb = field(storage.cb, "cb", false);
+    fields_.db = field(storage.db, "db", false);
     Kokkos::parallel_for("kstencil::fdtd::materials",
                          Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
                              {0, 0, 0}, {int(extents[0]), int(extents[1]), int(extents[2])}),
-                         fdtd_detail::FillMaterials<T, KokkosLayout>::of(fields_, problem_, dt_,
-                                                                         grid_.allocated.lo));
+                         fdtd_detail::FillMaterials<T, KokkosLayout>{
+                             fields_.ca, fields_.cb, fields_.db,
+                             fdtd_detail::MediaLookup::of(problem_, grid_.allocated.lo), dt_});
   }
   if (plan_.config.variant == FdtdVariant::pairs)
     for (const auto* f : {&fields_.e[0], &fields_.e[1], &fields_.e[2], &fields_.h[0], &fields_.h[1],
                           &fields_.h[2], &fields_.ca, &fields_.cb, &fields_.db})
       if (reinterpret_cast<std::uintptr_t>(f->data()) % (2 * sizeof(T)) != 0)
         throw std::logic_error("FDTD pairs: a field not aligned to a pair of values");
+  if (!keep_state) initialize();
+}
+
+template <class T, class KokkosLayout>
+void YeeSolver<T, KokkosLayout>::reset() {
+  for (int c = 0; c < 3; ++c) {
+    Kokkos::deep_copy(fields_.e[c], T(0));
+    Kokkos::deep_copy(fields_.h[c], T(0));
+  }
   initialize();
+  step_ = 0;
+  reset_halo_times();
 }
 
 template <class T, class KokkosLayout>
@@ -362,7 +348,7 @@ std::vector<T> YeeSolver<T, KokkosLayout>::component_host(int c) const {
 template <class T, class KokkosLayout>
 FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
                              const Decomposition& d, const std::vector<FdtdPlan>& overlap_plans,
-                             typename YeeSolver<T, KokkosLayout>::Fields* storage) {
+                             std::optional<YeeSolver<T, KokkosLayout>>* solver) {
   FdtdVerification v;
   const double eps = std::numeric_limits<T>::epsilon();
   // (1) A discrete cavity mode: an exact eigenvector of the update, so after N steps E is the
@@ -403,11 +389,15 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
   }
   v.mode_max_error = global_max(v.mode_max_error, d.comm);
   v.mode_tolerance = 20.0 * (v.mode_steps + 1) * eps;
-  // (2) The run's own problem against the host reference, from the same initial state (on the
-  // cavity solver's fields), over boxes at the grid's and the ranks' corners, edges and faces, its
+  // (2) The run's own problem against the host reference, both going on from the cavity mode's
+  // state (non-zero everywhere, so every box sees the run's media at work, and no second initial
+  // state to compute), over boxes at the grid's and the ranks' corners, edges and faces, its
   // middle and its source: only those cross to rank 0's host.
   v.reference_steps = 3;
-  YeeSolver<T, KokkosLayout> device(problem, plan, d, overlap_plans, cavity.release());
+  std::optional<YeeSolver<T, KokkosLayout>> own;
+  std::optional<YeeSolver<T, KokkosLayout>>& run = solver ? *solver : own;
+  run.emplace(problem, plan, d, overlap_plans, cavity.release(), FdtdStart::storage_state);
+  YeeSolver<T, KokkosLayout>& device = *run;
   const auto boxes = fdtd_reference::checked_boxes(problem, d.dims, v.reference_steps);
   std::vector<fdtd_reference::HostYee<T>> hosts;
   for (const auto& b : boxes) hosts.emplace_back(device, b.region);
@@ -432,7 +422,6 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
   v.reference_values =
       static_cast<std::int64_t>(global_sum(static_cast<double>(v.reference_values), d.comm));
   v.passed = v.mode_max_error <= v.mode_tolerance && v.reference_mismatches == 0;
-  if (storage) *storage = device.release();
   return v;
 }
 
@@ -440,6 +429,6 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
   template class YeeSolver<T, L>;                                                                 \
   template FdtdVerification verify_fdtd<T, L>(const FdtdProblem&, const FdtdPlan&,                \
                                               const Decomposition&, const std::vector<FdtdPlan>&, \
-                                              typename YeeSolver<T, L>::Fields*);
+                                              std::optional<YeeSolver<T, L>>*);
 
 }  // namespace kstencil

@@ -432,9 +432,9 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   PhaseClock clock;
 
   Kokkos::Profiling::pushRegion("kstencil::fdtd::verify");
-  typename YeeSolver<T, KokkosLayout>::Fields storage;
+  std::optional<YeeSolver<T, KokkosLayout>> verified;
   const FdtdVerification verification =
-      verify_fdtd<T, KokkosLayout>(p, s.plan, d, s.overlap_plans, &storage);
+      verify_fdtd<T, KokkosLayout>(p, s.plan, d, s.overlap_plans, &verified);
   Kokkos::Profiling::popRegion();
   clock.end("verification");
 
@@ -442,7 +442,8 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   const std::string variant = to_string(kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
   const std::string mapping = s.plan.describe();
-  YeeSolver<T, KokkosLayout> solver(p, s.plan, d, s.overlap_plans, std::move(storage));
+  YeeSolver<T, KokkosLayout>& solver = *verified;
+  solver.reset();
   std::optional<OutputSeries> series;
   if (write_fields)
     series.emplace(folder.dir, folder.name,

@@ -26,12 +26,46 @@ KOKKOS_INLINE_FUNCTION Coefficients coefficients_of(double eps, double mu, doubl
   return {(1 - loss) / (1 + loss), (dt / eps) / (1 + loss), dt / mu};
 }
 
+// Which material a cell has in arrays mode: the block's where its node (origin + index * h) lies
+// in [block_lo, block_hi], else the background. The coefficient arrays are filled from it, and the
+// energy reads eps and mu from it rather than from arrays of their own (two arrays fewer).
+struct MediaLookup {
+  bool has_block = false;
+  Material background, block;
+  // Kokkos::Array, not std::array: usable in device code.
+  Kokkos::Array<double, 3> block_lo{}, block_hi{}, origin{}, spacing{};
+  Kokkos::Array<Index, 3> offset{};  // global index of the local (0, 0, 0)
+
+  static MediaLookup of(const FdtdProblem& p, const Index3& offset) {
+    const Media& m = p.media;
+    return {m.has_block,
+            m.background,
+            m.block,
+            {m.block_lo[0], m.block_lo[1], m.block_lo[2]},
+            {m.block_hi[0], m.block_hi[1], m.block_hi[2]},
+            {p.origin[0], p.origin[1], p.origin[2]},
+            {p.spacing[0], p.spacing[1], p.spacing[2]},
+            {offset[0], offset[1], offset[2]}};
+  }
+  // The material of the cell at local (i, j, k).
+  KOKKOS_INLINE_FUNCTION const Material& at(const int i, const int j, const int k) const {
+    const Index index[3] = {i + offset[0], j + offset[1], k + offset[2]};
+    bool inside = has_block;
+    for (int d = 0; d < 3; ++d) {
+      const double x = origin[d] + static_cast<double>(index[d]) * spacing[d];
+      inside = inside && x >= block_lo[d] && x <= block_hi[d];
+    }
+    return inside ? block : background;
+  }
+};
+
 template <class T, class KokkosLayout>
 struct YeeViews {
   Field<T, KokkosLayout> ex, ey, ez, hx, hy, hz;
-  Field<T, KokkosLayout> ca, cb, db, eps, mu;  // arrays mode
-  T ca0, cb0, db0, eps0, mu0;                  // uniform mode
-  T idx, idy, idz;                             // 1 / spacing
+  Field<T, KokkosLayout> ca, cb, db;  // arrays mode
+  MediaLookup media;                  // arrays mode, for the energy's eps and mu
+  T ca0, cb0, db0, eps0, mu0;         // uniform mode
+  T idx, idy, idz;                    // 1 / spacing
   int oi, oj, ok;  // global index of the local (0, 0, 0): the walls are at global 0
 };
 
@@ -53,8 +87,7 @@ YeeViews<T, KokkosLayout> views_of(const typename YeeSolver<T, KokkosLayout>::Fi
   v.ca = f.ca;
   v.cb = f.cb;
   v.db = f.db;
-  v.eps = f.eps;
-  v.mu = f.mu;
+  v.media = MediaLookup::of(problem, nodes.allocated.lo);
   const Material& m = problem.media.background;
   const Coefficients c = coefficients_of(m.eps, m.mu, m.sigma, dt);
   v.ca0 = static_cast<T>(c.ca);
@@ -396,7 +429,7 @@ struct UpdateH {
   KOKKOS_FORCEINLINE_FUNCTION double energy(const int i, const int j, const int k) const {
     T nx, ny, nz;
     next(i, j, k, nx, ny, nz);
-    const double mu = Arrays ? static_cast<double>(v.mu(i, j, k)) : static_cast<double>(v.mu0);
+    const double mu = static_cast<double>(Arrays ? static_cast<T>(v.media.at(i, j, k).mu) : v.mu0);
     return mu * (static_cast<double>(v.hx(i, j, k)) * nx + static_cast<double>(v.hy(i, j, k)) * ny +
                  static_cast<double>(v.hz(i, j, k)) * nz);
   }
@@ -407,7 +440,8 @@ template <class T, class KokkosLayout, bool Arrays>
 struct ElectricEnergy {
   YeeViews<T, KokkosLayout> v;
   KOKKOS_FORCEINLINE_FUNCTION double energy(const int i, const int j, const int k) const {
-    const double eps = Arrays ? static_cast<double>(v.eps(i, j, k)) : static_cast<double>(v.eps0);
+    const double eps =
+        static_cast<double>(Arrays ? static_cast<T>(v.media.at(i, j, k).eps) : v.eps0);
     const double x = v.ex(i, j, k), y = v.ey(i, j, k), z = v.ez(i, j, k);
     return eps * (x * x + y * y + z * z);
   }
