@@ -49,6 +49,18 @@ Policy3<Iter, LaunchBound> planned_policy(const Index3& lower, const Index3& upp
   return P(lo, hi, t);
 }
 
+// A policy over the array indices (i, j, k) of fields of `KokkosLayout`, for set-up and checks
+// rather than timed kernels: iterating along the layout's contiguous index keeps a host thread in
+// its rows (Kokkos' default order, Iterate::Right, strides through LayoutLeft fields on hosts).
+template <class KokkosLayout>
+using FieldPolicy3 = Kokkos::MDRangePolicy<
+    Kokkos::Rank<3,
+                 std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? Kokkos::Iterate::Right
+                                                                        : Kokkos::Iterate::Left,
+                 std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? Kokkos::Iterate::Right
+                                                                        : Kokkos::Iterate::Left>,
+    Kokkos::IndexType<int>>;
+
 // Whether kernels run on the host (OpenMP, Serial) rather than on a GPU.
 inline constexpr bool kernels_on_host =
     std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::DefaultHostExecutionSpace>::value;

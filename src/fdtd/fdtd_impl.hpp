@@ -158,12 +158,12 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
     fields_.ca = field(storage.ca, "ca", false);
     fields_.cb = field(storage.cb, "cb", false);
     fields_.db = field(storage.db, "db", false);
-    Kokkos::parallel_for("kstencil::fdtd::materials",
-                         Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
-                             {0, 0, 0}, {int(extents[0]), int(extents[1]), int(extents[2])}),
-                         fdtd_detail::FillMaterials<T, KokkosLayout>{
-                             fields_.ca, fields_.cb, fields_.db,
-                             fdtd_detail::MediaLookup::of(problem_, grid_.allocated.lo), dt_});
+    Kokkos::parallel_for(
+        "kstencil::fdtd::materials",
+        FieldPolicy3<KokkosLayout>({0, 0, 0}, {int(extents[0]), int(extents[1]), int(extents[2])}),
+        fdtd_detail::FillMaterials<T, KokkosLayout>{
+            fields_.ca, fields_.cb, fields_.db,
+            fdtd_detail::MediaLookup::of(problem_, grid_.allocated.lo), dt_});
   }
   if (plan_.config.variant == FdtdVariant::pairs)
     for (const auto* f : {&fields_.e[0], &fields_.e[1], &fields_.e[2], &fields_.h[0], &fields_.h[1],
@@ -197,8 +197,7 @@ void YeeSolver<T, KokkosLayout>::initialize() {
     const fdtd_detail::FillMode<T, KokkosLayout> fill{
         fields_.e[c], fdtd_detail::ModeShape::of(cavity_mode_factors(problem_, shape, c), b.lo)};
     Kokkos::parallel_for("kstencil::fdtd::cavity_mode",
-                         Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
-                             {0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
+                         FieldPolicy3<KokkosLayout>({0, 0, 0}, {int(n[0]), int(n[1]), int(n[2])}),
                          fill);
   }
   // H^(-1/2) = (dt/2) curl E^0 / mu: the H update backwards by half a step from H = 0, with the
@@ -238,10 +237,10 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
     double electric = 0, magnetic = 0;
     by_media([&](auto media) {
       constexpr bool Arrays = decltype(media)::value;
-      electric = reproducible_sum(label, nodes, node_count,
-                                  ElectricEnergy<T, KokkosLayout, Arrays>{v}, comm_);
-      magnetic =
-          reproducible_sum(label, cells, cell_count, UpdateH<T, KokkosLayout, Arrays>{v}, comm_);
+      electric = reproducible_sum<KokkosLayout>(label, nodes, node_count,
+                                                ElectricEnergy<T, KokkosLayout, Arrays>{v}, comm_);
+      magnetic = reproducible_sum<KokkosLayout>(label, cells, cell_count,
+                                                UpdateH<T, KokkosLayout, Arrays>{v}, comm_);
     });
     const double half_volume = 0.5 * problem_.cell_volume();
     record = EnergyRecord{step_, time(), half_volume * electric, half_volume * magnetic};
@@ -375,16 +374,15 @@ FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
     const Box b = cavity.nodes().to_local(cavity.component_box(c));
     if (b.empty()) continue;
     double worst = 0;
-    Kokkos::parallel_reduce(
-        "kstencil::fdtd::mode_error",
-        Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>(
-            {int(b.lo[0]), int(b.lo[1]), int(b.lo[2])}, {int(b.hi[0]), int(b.hi[1]), int(b.hi[2])}),
-        fdtd_detail::ModeError<T, KokkosLayout>{
-            cavity.fields().e[c],
-            fdtd_detail::ModeShape::of(cavity_mode_factors(mode, shape, c),
-                                       cavity.nodes().allocated.lo),
-            phase},
-        Kokkos::Max<double>(worst));
+    Kokkos::parallel_reduce("kstencil::fdtd::mode_error",
+                            FieldPolicy3<KokkosLayout>({int(b.lo[0]), int(b.lo[1]), int(b.lo[2])},
+                                                       {int(b.hi[0]), int(b.hi[1]), int(b.hi[2])}),
+                            fdtd_detail::ModeError<T, KokkosLayout>{
+                                cavity.fields().e[c],
+                                fdtd_detail::ModeShape::of(cavity_mode_factors(mode, shape, c),
+                                                           cavity.nodes().allocated.lo),
+                                phase},
+                            Kokkos::Max<double>(worst));
     v.mode_max_error = std::max(v.mode_max_error, worst);
   }
   v.mode_max_error = global_max(v.mode_max_error, d.comm);

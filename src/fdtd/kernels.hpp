@@ -531,12 +531,11 @@ void launch_update(const char* label, const FdtdPlan& plan, const Update& update
 // two bins fixed by the largest term and the number of terms. Each term is split into multiples
 // of the bins' units, whose sums are exact in any order; the remainder left out is below
 // terms^2 2^-100 of the largest term.
-template <class Term>
+template <class KokkosLayout, class Term>
 double reproducible_sum(const char* label, const Box& box, double terms, const Term& term,
                         MPI_Comm comm) {
-  using Policy = Kokkos::MDRangePolicy<Kokkos::Rank<3>, Kokkos::IndexType<int>>;
-  const Policy policy({int(box.lo[0]), int(box.lo[1]), int(box.lo[2])},
-                      {int(box.hi[0]), int(box.hi[1]), int(box.hi[2])});
+  const FieldPolicy3<KokkosLayout> policy({int(box.lo[0]), int(box.lo[1]), int(box.lo[2])},
+                                          {int(box.hi[0]), int(box.hi[1]), int(box.hi[2])});
   double largest = 0;
   Kokkos::parallel_reduce(
       label, policy,

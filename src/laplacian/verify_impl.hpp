@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/policy.hpp"
 #include "laplacian/apply_impl.hpp"
 #include "laplacian/compare.hpp"
 
@@ -24,7 +25,7 @@ double max_abs(const Field<T, KokkosLayout>& u) {
   double m = 0;
   Kokkos::parallel_reduce(
       "kstencil::laplacian::max_abs",
-      Kokkos::MDRangePolicy<Kokkos::Rank<3>>({0, 0, 0}, {u.extent(0), u.extent(1), u.extent(2)}),
+      FieldPolicy3<KokkosLayout>({0, 0, 0}, {int(u.extent(0)), int(u.extent(1)), int(u.extent(2))}),
       MaxAbs<T, KokkosLayout>{u}, Kokkos::Max<double>(m));
   return m;
 }

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/policy.hpp"
+
 namespace kstencil {
 
 namespace {
@@ -144,8 +146,8 @@ Field<T, KokkosLayout> poisson_rhs_vector(const Grid& grid,
                                      static_cast<int>(grid.allocated.lo[2])};
   Kokkos::parallel_for(
       "kstencil::poisson::rhs_vector",
-      Kokkos::MDRangePolicy<Kokkos::Rank<3>>({o.lo[0], o.lo[1], o.lo[2]},
-                                             {o.hi[0], o.hi[1], o.hi[2]}),
+      FieldPolicy3<KokkosLayout>({int(o.lo[0]), int(o.lo[1]), int(o.lo[2])},
+                                 {int(o.hi[0]), int(o.hi[1]), int(o.hi[2])}),
       KOKKOS_LAMBDA(const int i, const int j, const int k) {
         const int p[3] = {i + offset[0], j + offset[1], k + offset[2]};
         bool edge = false;
