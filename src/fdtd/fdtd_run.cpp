@@ -484,11 +484,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   // A copy whose two buffers together are as large as the arrays a step sweeps, as the Laplacian's
   // and Jacobi's ceilings have their kernels' footprint. On GPUs two copies a round, fenced once,
   // so that a round moves the state's bytes and a launch and fence cost no larger share of it; a
-  // host's copy has no launch to amortise, and one is half the round's time. One warm-up round:
-  // the copies' verification touched the buffers. All its time is its phase: its buffers' first
-  // touch and its rounds between the steps.
+  // host's copy has no launch to amortise, and one is half the round's time. The copies'
+  // verification touched the buffers: a host needs no warm-up round after it, a GPU one. All its
+  // time is its phase: its buffers' first touch and its rounds between the steps.
   const std::int64_t state = fdtd_arrays(p.media.mode) * solver.nodes().owned.size();
-  CopyCeiling ceiling((state + 1) / 2, sizeof(T), 1, kernels_on_host ? 1 : 2);
+  CopyCeiling ceiling((state + 1) / 2, sizeof(T), kernels_on_host ? 0 : 1, kernels_on_host ? 1 : 2);
   clock.end("copy ceiling");
   const double ceiling_s = ceiling.seconds();
   const FdtdHistory h = run_steps(solver, s, deck, series ? &*series : nullptr, checkpoints,
