@@ -308,9 +308,9 @@ struct FdtdVerification {
 // component non-zero where every axis has two cells or more, else (1,1,0).
 CavityMode cavity_check_mode(const FdtdProblem& problem);
 // Several ranks: every rank calls it with its plans (collective); the reference runs on rank 0.
-// Its two solvers share one set of fields, and the second, the run's problem's, goes on from the
-// cavity mode's state. `solver`, if given, receives that solver as its checks leave it (reset()
-// puts it at its initial state, for the run to time: no third set of fields to fill).
+// The reference goes on from the cavity mode's state: during the cavity check's steps where the
+// run's update is the same (no block, no loss, no source), else on the run's problem for steps of
+// its own. `solver`, if given, receives the run's solver at its initial state, on the same fields.
 template <class T, class KokkosLayout>
 FdtdVerification verify_fdtd(const FdtdProblem& problem, const FdtdPlan& plan,
                              const Decomposition& d = Decomposition::single(),

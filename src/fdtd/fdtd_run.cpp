@@ -442,8 +442,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   const std::string variant = to_string(kernel.variant);
   const std::string precision = s.single_precision ? "float" : "double";
   const std::string mapping = s.plan.describe();
-  YeeSolver<T, KokkosLayout>& solver = *verified;
-  solver.reset();
+  YeeSolver<T, KokkosLayout>& solver = *verified;  // at its initial state
   std::optional<OutputSeries> series;
   if (write_fields)
     series.emplace(folder.dir, folder.name,
