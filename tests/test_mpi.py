@@ -3,7 +3,7 @@
 splits, overlap on and off) against the same deck on one rank, bitwise; bad process grids; a
 failure on one rank only.
 
-Usage: test_mpi.py KSTENCIL_BINARY SOURCE_DIR
+Usage: test_mpi.py KSTENCIL_BINARY SOURCE_DIR [unittest arguments, e.g. -k cavity]
 """
 import glob
 import json
@@ -157,6 +157,23 @@ class Ranks(unittest.TestCase):
                     "kernel.layout=" + layout])
                 self.assert_same_fields("one", name)
 
+    def test_fdtd_cavity_probes_equal_one_rank_to_the_sign_of_zero(self):
+        # The cavity mode's Ez is -0 on the walls' planes: the probes' sum over the ranks must
+        # keep the owner's sign (a +0 from each other rank made it +0).
+        extra = ["grid.nx=24", "grid.ny=24", "grid.nz=24", "grid.hx=0.041666666666666664",
+                 "grid.hy=0.041666666666666664", "grid.hz=0.041666666666666664",
+                 "time.steps=10", "diagnostics.plot=false", "output.every=0"]
+        self.run_deck(1, "fdtd_cavity.toml", "one", extra)
+        with open(os.path.join(self.dir, "one", "probes.csv")) as f:
+            one = f.read()
+        self.assertIn(",-0,", one)
+        for ranks, dims in ((2, "[2, 1, 1]"), (4, "[2, 2, 1]")):
+            with self.subTest(ranks=ranks):
+                name = "cavity%d" % ranks
+                self.run_deck(ranks, "fdtd_cavity.toml", name, extra + ["mpi.dims=" + dims])
+                with open(os.path.join(self.dir, name, "probes.csv")) as f:
+                    self.assertEqual(one, f.read())
+
     def test_cg_iterations_and_solution_within_the_residual_bound(self):
         extra = ["run.solver=cg", "grid.nx=21", "grid.ny=17", "grid.nz=13"]
         _, s1 = self.run_deck(1, "poisson_3d.toml", "one", extra)
@@ -248,4 +265,4 @@ class Ranks(unittest.TestCase):
 
 if __name__ == "__main__":
     KSTENCIL, SOURCE = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    unittest.main(argv=sys.argv[:1], verbosity=2)
+    unittest.main(argv=sys.argv[:1] + sys.argv[3:], verbosity=2)

@@ -174,7 +174,9 @@ std::vector<double> global_sums(const std::vector<double>& local, MPI_Comm comm)
   if (ranks == 1) return local;
   std::vector<double> all(static_cast<std::size_t>(n) * ranks);
   MPI_Allgather(local.data(), n, MPI_DOUBLE, all.data(), n, MPI_DOUBLE, comm);
-  std::vector<double> sums(local.size(), 0.0);
+  // From -0, the sum's identity (-0 + x is x for every x, +0 included; +0 + -0 is +0), so that
+  // a sum of one rank's value and other ranks' -0 is that value to the sign of a zero.
+  std::vector<double> sums(local.size(), -0.0);
   for (int r = 0; r < ranks; ++r)
     for (int i = 0; i < n; ++i) sums[i] += all[static_cast<std::size_t>(r) * n + i];
   return sums;

@@ -98,9 +98,10 @@ struct GatherProbes {
   Kokkos::View<double* [6]> out;
   Kokkos::View<const int* [6][3]> where;
   Field<T, KokkosLayout> f0, f1, f2, f3, f4, f5;
-  // A point another rank owns has index -1: 0 here, its value there.
+  // A point another rank owns has index -1: -0 here, its value there. x + (-0) is x for every x,
+  // +0 included, so the sum over the ranks is the owner's value to the sign of a zero.
   KOKKOS_INLINE_FUNCTION double at(const Field<T, KokkosLayout>& f, int p, int c) const {
-    if (where(p, c, 0) < 0) return 0;
+    if (where(p, c, 0) < 0) return -0.0;
     return f(where(p, c, 0), where(p, c, 1), where(p, c, 2));
   }
   KOKKOS_INLINE_FUNCTION void operator()(const int p) const {
