@@ -135,6 +135,15 @@ FdtdProblem busy_problem() {
   return p;
 }
 
+// Every component of two solvers' states, bitwise.
+template <class A, class B>
+void check_same_state(const A& a, const B& b) {
+  for (int c = 0; c < 6; ++c) {
+    INFO("component " << c);
+    CHECK(a.component_host(c) == b.component_host(c));
+  }
+}
+
 }  // namespace
 
 TEMPLATE_TEST_CASE("cavity modes evolve as the discrete analytic solution to rounding error",
@@ -633,7 +642,7 @@ TEST_CASE("uniform coefficients and per-cell arrays of the same material agree b
       b(uniform, plan_for<Kokkos::LayoutRight>(uniform));
   a.run(30);
   b.run(30);
-  for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
+  check_same_state(a, b);
 }
 
 TEMPLATE_TEST_CASE("a solver on another solver's released fields evolves bitwise as on new ones",
@@ -703,7 +712,7 @@ TEST_CASE("after reset() a solver runs bitwise as a new one", "[fdtd]") {
   CHECK(used.steps_done() == 0);
   used.run(11);
   fresh.run(11);
-  for (int c = 0; c < 6; ++c) CHECK(used.component_host(c) == fresh.component_host(c));
+  check_same_state(used, fresh);
 }
 
 TEMPLATE_TEST_CASE("a solver started from another's state continues it under its own problem",
@@ -723,7 +732,7 @@ TEMPLATE_TEST_CASE("a solver started from another's state continues it under its
   CHECK(continued.fields().e[0].data() == ex);
   CHECK(continued.steps_done() == 0);
   continued.run(7);
-  for (int c = 0; c < 6; ++c) CHECK(continued.component_host(c) == whole.component_host(c));
+  check_same_state(continued, whole);
   // Of other extents, no state to start from.
   FdtdProblem larger = p;
   larger.cells = {13, 10, 11};
