@@ -53,12 +53,12 @@ Policy3<Iter, LaunchBound> planned_policy(const Index3& lower, const Index3& upp
 // rather than timed kernels: iterating along the layout's contiguous index keeps a host thread in
 // its rows (Kokkos' default order, Iterate::Right, strides through LayoutLeft fields on hosts).
 template <class KokkosLayout>
+inline constexpr Kokkos::Iterate contiguous_fastest =
+    std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? Kokkos::Iterate::Right
+                                                           : Kokkos::Iterate::Left;
+template <class KokkosLayout>
 using FieldPolicy3 = Kokkos::MDRangePolicy<
-    Kokkos::Rank<3,
-                 std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? Kokkos::Iterate::Right
-                                                                        : Kokkos::Iterate::Left,
-                 std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? Kokkos::Iterate::Right
-                                                                        : Kokkos::Iterate::Left>,
+    Kokkos::Rank<3, contiguous_fastest<KokkosLayout>, contiguous_fastest<KokkosLayout>>,
     Kokkos::IndexType<int>>;
 
 // Whether kernels run on the host (OpenMP, Serial) rather than on a GPU.
