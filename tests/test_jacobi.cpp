@@ -571,6 +571,11 @@ TEMPLATE_TEST_CASE(
         INFO("grid " << n[0] << " x " << n[1] << " x " << n[2] << ", " << plan.describe());
         CHECK(row == n[plan.team_axes[0]]);
         CHECK(plan.team_width == (row % packet == 0 ? packet : 1));
+        // The rows beside a row that the update reads: none in 1D, the other axis's in 2D (z is
+        // collapsed: y along team_axes[1] in layout left, x along team_axes[2] in layout right),
+        // both in 3D.
+        const int dims = (n[0] > 1) + (n[1] > 1) + (n[2] > 1);
+        CHECK(plan.team_rows == (dims == 1 ? 0 : dims == 3 ? 3 : layout == Layout::left ? 1 : 2));
         (plan.team_width > 1 ? packed : single) += 1;
         if (gpu_shape) {
           // Teams of one thread: a piece of 1-16 packets (nearest a wave of teams: here, as many

@@ -89,6 +89,9 @@ struct JacobiPlan {
   // part updates) and the rows' allocated length `team_row` holds whole 16-byte packets; else 1.
   // With packets the pieces cover the allocated rows from their aligned starts.
   int team_width = 1, team_row = 0;
+  // team with packets: the rows beside a row that the update reads (those along an axis that is
+  // not collapsed, and along x), bit 0 along team_axes[1], bit 1 along team_axes[2].
+  int team_rows = 3;
   // blocked: the Laplacian's blocked plan over the same box (its kernel, tile and launch bounds;
   // the backend's blocked defaults where the configuration leaves them at 0).
   std::optional<LaplacianPlan> blocked;

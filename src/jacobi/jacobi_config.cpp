@@ -100,12 +100,13 @@ void plan_teams(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLi
                             box == grid.to_local(owned_interior(grid)) && n[fast] % packet == 0
                         ? packet
                         : 1;
+  const auto read = [&](const int d) { return d == 0 || !is_collapsed(grid, d); };
+  plan.team_rows = (read(plan.team_axes[1]) ? 1 : 0) + (read(plan.team_axes[2]) ? 2 : 0);
   // GPUs: 16 planes a team along the slowest axis; rows of single points in pieces of up to 8
   // points a thread; rows of packets in pieces of 1, 2, 4, 8 or 16 packets a thread, whichever
-  // brings the league nearest one wave of teams (the kernel's 62-64 registers leave half the
-  // device's resident threads: 4 teams of 256 an SM), measured best on seed 004's 1D problem and
-  // 4096^2 grids (docs/PERFORMANCE.md, "The team kernel"). Hosts: long pieces of single rows (a
-  // team is one thread there).
+  // brings the league nearest one wave of teams (half the device's resident threads), measured
+  // best on seed 004's 1D problem and 4096^2 grids (docs/PERFORMANCE.md, "The team kernel").
+  // Hosts: long pieces of single rows (a team is one thread there).
   plan.team_march = limits.gpu ? std::max(std::min(plan.box_extent[plan.team_axes[2]], 16), 1) : 1;
   const std::int64_t slabs =
       (plan.box_extent[plan.team_axes[2]] + plan.team_march - 1) / plan.team_march;

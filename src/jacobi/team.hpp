@@ -20,8 +20,10 @@ namespace kstencil {
 namespace jacobi_detail {
 
 // Width: the points a thread reads and writes an access along the row (1, or packet_values<T>);
-// Sums: with the norm.
-template <class T, class KokkosLayout, int Width, bool Sums>
+// Sums: with the norm; Rows (Width > 1): the rows beside a row that the update reads
+// (JacobiPlan::team_rows), a kernel per grid dimension: packets of rows it does not read would
+// hold registers (1D float with the sums: 64 against 44) and cost resident teams.
+template <class T, class KokkosLayout, int Width, bool Sums, int Rows = 3>
 struct TeamUpdate {
   using Member = Kokkos::TeamPolicy<>::member_type;
   Update<T, KokkosLayout> update;
@@ -101,15 +103,12 @@ struct TeamUpdate {
     const T before = x0 > 0 ? old_values[at - 1] : T(0);
     const T after = x0 + Width < row ? old_values[at + Width] : T(0);
     // The neighbouring rows along the other two axes, where the formula uses them.
-    const auto used = [&](const int d) {
-      return d == 0 || (d == 1 ? formula.use_y : formula.use_z);
-    };
     Packet<T> a_minus{}, a_plus{}, b_minus{}, b_plus{};
-    if (used(a)) {
+    if constexpr (Rows & 1) {
       a_minus = load_packet(old_values + at - stride[a]);
       a_plus = load_packet(old_values + at + stride[a]);
     }
-    if (used(b)) {
+    if constexpr (Rows & 2) {
       b_minus = load_packet(old_values + at - stride[b]);
       b_plus = load_packet(old_values + at + stride[b]);
     }
@@ -166,20 +165,38 @@ struct TeamUpdate {
   }
 };
 
+// f(std::integral_constant<int, plan.team_rows>).
+template <class F>
+auto with_team_rows(const JacobiPlan& plan, const F& f) {
+  switch (plan.team_rows) {
+    case 0:
+      return f(std::integral_constant<int, 0>{});
+    case 1:
+      return f(std::integral_constant<int, 1>{});
+    case 2:
+      return f(std::integral_constant<int, 2>{});
+    default:
+      return f(std::integral_constant<int, 3>{});
+  }
+}
+
 // The most threads a team of the plan's kernels may have on this device (their registers and
 // shared memory per block), with and without the sums.
 template <class T, class KokkosLayout>
 int team_size_most(const JacobiPlan& plan) {
-  const auto most = [](auto width) {
-    constexpr int Width = decltype(width)::value;
+  const auto most = [](auto width, auto rows) {
+    constexpr int Width = decltype(width)::value, Rows = decltype(rows)::value;
     const Kokkos::TeamPolicy<> policy(1, Kokkos::AUTO);
-    return std::min(
-        policy.team_size_max(TeamUpdate<T, KokkosLayout, Width, true>{}, Kokkos::ParallelForTag{}),
-        policy.team_size_max(TeamUpdate<T, KokkosLayout, Width, false>{},
-                             Kokkos::ParallelForTag{}));
+    return std::min(policy.team_size_max(TeamUpdate<T, KokkosLayout, Width, true, Rows>{},
+                                         Kokkos::ParallelForTag{}),
+                    policy.team_size_max(TeamUpdate<T, KokkosLayout, Width, false, Rows>{},
+                                         Kokkos::ParallelForTag{}));
   };
-  return plan.team_width == 1 ? most(std::integral_constant<int, 1>{})
-                              : most(std::integral_constant<int, packet_values<T>>{});
+  return plan.team_width == 1
+             ? most(std::integral_constant<int, 1>{}, std::integral_constant<int, 3>{})
+             : with_team_rows(plan, [&](auto rows) {
+                 return most(std::integral_constant<int, packet_values<T>>{}, rows);
+               });
 }
 
 // old -> new over a team plan (plan.league teams); with `norm`, the sum of the squared changes into
@@ -194,10 +211,10 @@ void launch_team_update(const JacobiPlan& plan, const Update<T, KokkosLayout>& u
   const Kokkos::Array<std::int64_t, 3> stride{static_cast<std::int64_t>(old_values.stride_0()),
                                               static_cast<std::int64_t>(old_values.stride_1()),
                                               static_cast<std::int64_t>(old_values.stride_2())};
-  const auto launch = [&](auto width, auto sums) {
+  const auto launch = [&](auto width, auto sums, auto rows) {
     constexpr int Width = decltype(width)::value;
     constexpr bool Sums = decltype(sums)::value;
-    const TeamUpdate<T, KokkosLayout, Width, Sums> kernel{
+    const TeamUpdate<T, KokkosLayout, Width, Sums, decltype(rows)::value> kernel{
         update,
         {plan.box_lo[0], plan.box_lo[1], plan.box_lo[2]},
         {plan.box_extent[0], plan.box_extent[1], plan.box_extent[2]},
@@ -219,16 +236,17 @@ void launch_team_update(const JacobiPlan& plan, const Update<T, KokkosLayout>& u
     else
       Kokkos::parallel_for(label, Kokkos::TeamPolicy<>(league, Kokkos::AUTO), kernel);
   };
-  const auto with_sums = [&](auto width) {
+  const auto with_sums = [&](auto width, auto rows) {
     if (norm)
-      launch(width, std::true_type{});
+      launch(width, std::true_type{}, rows);
     else
-      launch(width, std::false_type{});
+      launch(width, std::false_type{}, rows);
   };
   if (plan.team_width == 1)
-    with_sums(std::integral_constant<int, 1>{});
+    with_sums(std::integral_constant<int, 1>{}, std::integral_constant<int, 3>{});
   else
-    with_sums(std::integral_constant<int, packet_values<T>>{});
+    with_team_rows(
+        plan, [&](auto rows) { with_sums(std::integral_constant<int, packet_values<T>>{}, rows); });
 }
 
 }  // namespace jacobi_detail
