@@ -644,10 +644,11 @@ TEST_CASE("team's packets: the GPU plan of seed 004's problem, and where packets
   CHECK(plan.describe() ==
         "teams of 256 threads along x, 4 points an access, up to 8 accesses a thread, 1 plane a "
         "team; the last team adds the sums");
-  // The packets a thread that put a league nearest that wave, measured best on H200
-  // (docs/PERFORMANCE.md): 16 for the problem in double (512 teams); 2 for 4096^2 floats in
-  // layout right (rows along y, 16 rows a team: 256 slabs of 2 pieces); 8 for 4096^2 doubles in
-  // layout left (a row a team: 4094 teams, the fewest).
+  // The packets a thread that put a league nearest that wave, at most 16 accesses a thread over a
+  // team's planes, measured best on H200 (docs/PERFORMANCE.md): 16 for the problem in double (512
+  // teams); 1 for 4096^2 in layout right (rows along y, 16 rows a team: 256 slabs of 4 pieces of
+  // floats or 8 of doubles); 8 for 4096^2 doubles in layout left (a row a team: 4094 teams, the
+  // fewest).
   c.element_bytes = 8;
   const JacobiPlan doubles = plan_jacobi(c, line, h100_limits());
   CHECK(doubles.team_chunk == 16 * 256 * 2);
@@ -658,8 +659,13 @@ TEST_CASE("team's packets: the GPU plan of seed 004's problem, and where packets
   s.element_bytes = 4;
   const JacobiPlan right = plan_jacobi(s, square, h100_limits());
   CHECK(right.team_axes[0] == 1);
-  CHECK(right.team_chunk == 2 * 256 * 4);
-  CHECK(right.league == 512);
+  CHECK(right.team_march == 16);
+  CHECK(right.team_chunk == 1 * 256 * 4);
+  CHECK(right.league == 1024);
+  s.element_bytes = 8;
+  const JacobiPlan right_doubles = plan_jacobi(s, square, h100_limits());
+  CHECK(right_doubles.team_chunk == 1 * 256 * 2);
+  CHECK(right_doubles.league == 2048);
   s = default_jacobi_kernel(h100_limits(), square, Layout::left, IterOrder::automatic,
                             NormStrategy::team);
   s.element_bytes = 8;

@@ -103,10 +103,11 @@ void plan_teams(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLi
   const auto read = [&](const int d) { return d == 0 || !is_collapsed(grid, d); };
   plan.team_rows = (read(plan.team_axes[1]) ? 1 : 0) + (read(plan.team_axes[2]) ? 2 : 0);
   // GPUs: 16 planes a team along the slowest axis; rows of single points in pieces of up to 8
-  // points a thread; rows of packets in pieces of 1, 2, 4, 8 or 16 packets a thread, whichever
-  // brings the league nearest one wave of teams (half the device's resident threads), measured
-  // best on seed 004's 1D problem and 4096^2 grids (docs/PERFORMANCE.md, "The team kernel").
-  // Hosts: long pieces of single rows (a team is one thread there).
+  // points a thread; rows of packets in pieces of 1, 2, 4, 8 or 16 packets a thread, at most 16
+  // accesses a thread over the planes, whichever brings the league nearest one wave of teams (half
+  // the device's resident threads), measured best on seed 004's 1D problem and 4096^2 grids
+  // (docs/PERFORMANCE.md, "The team kernel"). Hosts: long pieces of single rows (a team is one
+  // thread there).
   plan.team_march = limits.gpu ? std::max(std::min(plan.box_extent[plan.team_axes[2]], 16), 1) : 1;
   const std::int64_t slabs =
       (plan.box_extent[plan.team_axes[2]] + plan.team_march - 1) / plan.team_march;
@@ -125,7 +126,8 @@ void plan_teams(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLi
       const double wave =
           std::max(static_cast<double>(limits.resident_threads) / 2 / plan.team_size, 1.0);
       double nearest = std::numeric_limits<double>::max();
-      for (int packets = 1; packets <= 16; packets *= 2) {
+      for (int packets = 1; packets <= 16 && (packets == 1 || packets * plan.team_march <= 16);
+           packets *= 2) {
         const int each = static_cast<int>(std::min<std::int64_t>(whole_row, packets));
         const double league = static_cast<double>(
             chunks_per_plane * chunks_of(std::int64_t(each) * plan.team_size * plan.team_width));
