@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch_template_test_macros.hpp>
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/streams.hpp"
 #include "core/deck.hpp"
 #include "fdtd/fdtd.hpp"
 #include "fdtd/fdtd_deck.hpp"
@@ -759,24 +761,28 @@ TEMPLATE_TEST_CASE("in float the line variant agrees bitwise with the cell varia
 
 // Rows of several cache lines and a remainder (37 cells along x, 35 along z): the line variant's
 // fused rows run whole chunks (16 floats, 8 doubles) with their prefetches and a remainder, after
-// the wall's first cell. A cavity mode fills every cell from the first step (the source alone
-// would not reach the rows' ends in 20 steps).
+// the wall's first cell, or without prefetches (kernel.prefetch = 0) the row in one loop. A cavity
+// mode fills every cell from the first step (the source alone would not reach the rows' ends in
+// 20 steps).
 template <class T, class L>
 void check_long_rows_against_cells() {
-  for (MediaMode mode : {MediaMode::arrays, MediaMode::uniform}) {
-    FdtdProblem p = busy_problem();
-    p.cells = {37, 9, 35};
-    p.cavity = CavityMode{{2, 1, 1}};
-    p.media.mode = mode;
-    p.media.has_block = mode == MediaMode::arrays;
-    FdtdKernelConfig line, cell;
-    line.variant = FdtdVariant::line;
-    line.element_bytes = cell.element_bytes = static_cast<int>(sizeof(T));
-    YeeSolver<T, L> a(p, plan_for<L>(p, cell)), b(p, plan_for<L>(p, line));
-    a.run(20);
-    b.run(20);
-    for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
-  }
+  for (MediaMode mode : {MediaMode::arrays, MediaMode::uniform})
+    for (int prefetch : {0, 256, default_prefetch_bytes}) {
+      FdtdProblem p = busy_problem();
+      p.cells = {37, 9, 35};
+      p.cavity = CavityMode{{2, 1, 1}};
+      p.media.mode = mode;
+      p.media.has_block = mode == MediaMode::arrays;
+      FdtdKernelConfig line, cell;
+      line.variant = FdtdVariant::line;
+      line.prefetch = prefetch;
+      line.element_bytes = cell.element_bytes = static_cast<int>(sizeof(T));
+      YeeSolver<T, L> a(p, plan_for<L>(p, cell)), b(p, plan_for<L>(p, line));
+      a.run(20);
+      b.run(20);
+      INFO(to_string(mode) << ", prefetch " << prefetch);
+      for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
+    }
 }
 
 TEMPLATE_TEST_CASE("the line variant's long rows agree bitwise with the cell variant", "[fdtd]",
@@ -917,10 +923,40 @@ TEST_CASE("the backends' defaults: pairs on rows of whole lines on GPUs, line on
       CHECK(gpu.plan.row_alignment == (std::string(precision) == "float" ? 32 : 16));
       CHECK(gpu.plan.allocated_extents({257, 257, 257})[right ? 2 : 0] ==
             (std::string(precision) == "float" ? 288 : 272));
+      CHECK(gpu.plan.config.prefetch == 0);
       const FdtdSetup host = fdtd_setup_from_deck(deck, limits_with_mapping(false));
       CHECK(host.plan.config.variant == FdtdVariant::line);
       CHECK(host.plan.row_alignment == 1);
+      CHECK(host.plan.config.prefetch == (host_prefetch_compiled() ? default_prefetch_bytes : 0));
     }
+}
+
+TEST_CASE(
+    "kernel.prefetch: the line variant's distance on AVX hosts, refused where nothing "
+    "prefetches",
+    "[fdtd]") {
+  using Catch::Matchers::ContainsSubstring;
+  const std::string deck_text = "[run]\nsolver = \"fdtd\"\n[grid]\nnx = 16\nny = 16\nnz = 16\n";
+  const auto setup = [&](std::vector<std::string> overrides, const ExecLimits& limits) {
+    return fdtd_setup_from_deck(Deck::parse(deck_text, "f.toml", overrides, fdtd_schema()), limits);
+  };
+  const ExecLimits host = limits_with_mapping(false);
+  // 0 everywhere: no software prefetch (none is what GPUs and the other variants do anyway).
+  CHECK(setup({"kernel.prefetch=0"}, host).plan.config.prefetch == 0);
+  CHECK(setup({"kernel.prefetch=0"}, h100_limits()).plan.config.prefetch == 0);
+  CHECK(setup({"kernel.variant=\"cell\"", "kernel.prefetch=0"}, host).plan.config.prefetch == 0);
+  CHECK(setup({"kernel.variant=\"cell\""}, host).plan.config.prefetch == 0);
+  CHECK_THROWS_WITH(setup({"kernel.variant=\"cell\"", "kernel.prefetch=512"}, host),
+                    ContainsSubstring("f.toml: [kernel] prefetch = 512") &&
+                        ContainsSubstring("only line prefetches") &&
+                        ContainsSubstring("0 or \"auto\" for cell"));
+  CHECK_THROWS_WITH(setup({"kernel.prefetch=512"}, h100_limits()),
+                    ContainsSubstring("only line prefetches"));
+  CHECK_THROWS_WITH(setup({"kernel.prefetch=100"}, host),
+                    ContainsSubstring("[kernel] prefetch = 100") &&
+                        ContainsSubstring("0, 256, 512, 1024, 2048, 4096"));
+  if (host_prefetch_compiled())
+    CHECK(setup({"kernel.prefetch=512"}, host).plan.config.prefetch == 512);
 }
 
 TEST_CASE("staggered geometry: lattices, probes, sources, time step", "[fdtd]") {

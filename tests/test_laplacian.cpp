@@ -416,8 +416,12 @@ TEMPLATE_TEST_CASE(
           plain.params.zero_row_ends = zero_ends;
           Config streaming = plain;
           streaming.params.streaming_stores = true;
+          // Rows with and without their prefetches (kernel.prefetch) at every length.
+          if (m != 4 && line_prefetches(streaming.params, false))
+            streaming.params.prefetch = m == 1 ? 256 : default_prefetch_bytes;
           INFO("grid " << format_triple(points) << " m " << m << " m_slow " << planes
-                       << " zero_row_ends " << zero_ends);
+                       << " zero_row_ends " << zero_ends << " prefetch "
+                       << streaming.params.prefetch);
           REQUIRE(laplacian_of<double, TestType>(TestField::sine, streaming, grid) ==
                   laplacian_of<double, TestType>(TestField::sine, plain, grid));
           REQUIRE(laplacian_of<float, TestType>(TestField::sine, streaming, grid) ==
@@ -634,6 +638,14 @@ TEST_CASE(
        "tile", "whole lines"},
       {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.m = 3; }, "m",
        "m must be 1, 2, 4, 8 or 16"},
+      {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.prefetch = 2048; }, "prefetch",
+       "only line with streaming stores prefetches"},
+      {LaplacianKernel::line,
+       [](LaplacianKernelParams& p) {
+         p.streaming_stores = false;
+         p.prefetch = 512;
+       },
+       "prefetch", "only line with streaming stores prefetches"},
       {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.parts = 0; }, "parts",
        "at least 1"},
   };
@@ -709,7 +721,17 @@ TEST_CASE(
   CHECK(host_default.plan.params.kernel == LaplacianKernel::line);
   CHECK(host_default.plan.params.m == 16);
   CHECK(host_default.plan.params.streaming_stores);
+  // Rows of several planes' streams 2 KiB ahead, the one-plane AVX row a page; nothing to prefetch
+  // without AVX, on GPUs or with plain stores.
+  CHECK(host_default.plan.params.prefetch == (host_avx512_lines_compiled() ? default_prefetch_bytes
+                                              : host_prefetch_compiled()
+                                                  ? default_single_stream_prefetch_bytes
+                                                  : 0));
+  CHECK(setup({"kernel.prefetch=0"}, host).plan.params.prefetch == 0);
+  if (host_prefetch_compiled())
+    CHECK(setup({"kernel.prefetch=1024"}, host).plan.params.prefetch == 1024);
   const auto gpu_default = setup({}, gpu);
+  CHECK(gpu_default.plan.params.prefetch == 0);
   CHECK(gpu_default.plan.params.kernel == LaplacianKernel::blocked);
   CHECK(gpu_default.plan.params.m == 4);
   CHECK(gpu_default.plan.params.m_slow == 2);
@@ -728,6 +750,7 @@ TEST_CASE(
   CHECK_FALSE(host_keys.plan.params.streaming_stores);
   CHECK(host_keys.plan.params.m_slow == 2);
   CHECK(host_keys.plan.zeroed_row_end_axis() == -1);
+  CHECK(host_keys.plan.params.prefetch == 0);
   const auto gpu_keys = setup({"kernel.parts=2", "kernel.m=4", "kernel.blocks_per_item=1",
                                "kernel.launch_bounds=256", "kernel.tile=[1, 2, 64]"},
                               gpu);
@@ -780,6 +803,14 @@ TEST_CASE(
        "[kernel] iterate = \"left\": not valid for kernel line",
        "its own order"},
       {{"kernel.tile=[0, 0, 4]"}, &host, "[kernel] tile = [0, 0, 4]", "whole lines"},
+      {{"kernel.variant=line", "kernel.prefetch=512"},
+       &gpu,
+       "[kernel] prefetch = 512: not valid for kernel line",
+       "only line with streaming stores prefetches"},
+      {{"kernel.streaming_stores=false", "kernel.prefetch=2048"},
+       &host,
+       "[kernel] prefetch = 2048: not valid for kernel line",
+       "only line with streaming stores prefetches"},
       {{"kernel.variant=blocked", "kernel.m=8", "kernel.m_slow=4"},
        &gpu,
        "[kernel] m_slow = 4: not valid for kernel blocked",

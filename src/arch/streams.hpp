@@ -42,14 +42,17 @@ constexpr bool host_avx512_lines_compiled() {
 
 // out[q] = value_at(q) for q in [0, n), and with zero_ends also out[-1] = out[n] = 0. Streaming on
 // an AVX host: whole cache lines through non-temporal stores, prefetching read_first (the input
-// read first) ahead; the caller ends its work item with fence_streamed_stores().
+// read first) `prefetch` bytes ahead (none for 0); the caller ends its work item with
+// fence_streamed_stores().
 template <bool Streaming, class T, class ValueAt>
 KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
                                             const ValueAt& value_at,
                                             [[maybe_unused]] const T* read_first,
-                                            const bool zero_ends = false) {
+                                            const bool zero_ends = false,
+                                            [[maybe_unused]] const int prefetch = 0) {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
-  if constexpr (Streaming) return x86::stream_line(out, n, value_at, read_first, zero_ends);
+  if constexpr (Streaming)
+    return x86::stream_line(out, n, value_at, read_first, zero_ends, prefetch);
 #endif
   for (int q = 0; q < n; ++q) store_output<Streaming>(out + q, value_at(q));
   if (zero_ends) {
@@ -61,13 +64,33 @@ KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
 // The bytes a loop that calls prefetch_stream once per stream advances between calls: one line.
 inline constexpr int prefetch_stride_bytes = 64;
 
-// A hint that p's stream, read from memory, is read on: on AVX hosts its line 2 KiB ahead is
-// prefetched into the L1 (the hardware prefetchers alone keep too few lines in flight for a core
-// that reads many streams); nothing elsewhere.
-template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void prefetch_stream([[maybe_unused]] const T* p) {
+// The line kernels' default distances (kernel.prefetch = "auto") at which each row prefetches the
+// streams it reads from memory: the hardware prefetchers alone keep too few lines in flight for a
+// core that reads many streams on the Xeons measured, while on a Zen 4 EPYC no software prefetch
+// ran ahead (docs/PERFORMANCE.md, host sections). Rows of several streams (FDTD's, the Laplacian's
+// AVX-512 rows) 2 KiB ahead; the Laplacian's one-plane AVX row, which prefetches its input only,
+// one 4 KiB page ahead, so the next page's lines are on their way before the hardware prefetcher,
+// which stops at page boundaries, would start on them.
+inline constexpr int default_prefetch_bytes = 2048;
+inline constexpr int default_single_stream_prefetch_bytes = 4096;
+
+// Whether the line kernels' rows prefetch in this build (x86 hosts with AVX), so kernel.prefetch
+// other than 0 has an effect.
+constexpr bool host_prefetch_compiled() {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
-  x86::prefetch_from_memory(p);
+  return true;
+#else
+  return false;
+#endif
+}
+
+// A hint that p's stream, read from memory, is read on: on AVX hosts its line `bytes` ahead is
+// prefetched into the L1 (none for 0); nothing elsewhere.
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void prefetch_stream([[maybe_unused]] const T* p,
+                                                 [[maybe_unused]] const int bytes) {
+#ifdef KSTENCIL_HOST_STREAMING_STORES
+  x86::prefetch_from_memory(p, bytes);
 #endif
 }
 
@@ -94,20 +117,22 @@ KOKKOS_FORCEINLINE_FUNCTION void fence_streamed_stores() {
 // c[p * ss + q] for p in [0, S), q in [0, n) (rows sy apart), with zero_ends also the points
 // either side of each plane's row. With streaming stores on AVX-512 hosts the planes go together
 // (their centre lines loaded once) where their lines start at the same offset within a cache line;
-// elsewhere plane by plane through store_line.
+// elsewhere plane by plane through store_line. prefetch: the distance for the streams from memory
+// (0: no software prefetch).
 template <bool Streaming, int S, class KokkosLayout, class T>
 KOKKOS_FORCEINLINE_FUNCTION void stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
                                                const int n, const int planes,
                                                const std::ptrdiff_t ss, const std::ptrdiff_t sy,
-                                               const StencilCoeffs<T>& a, const bool zero_ends) {
+                                               const StencilCoeffs<T>& a, const bool zero_ends,
+                                               const int prefetch) {
 #ifdef KSTENCIL_HOST_AVX512_LINES
   if constexpr (Streaming) {
     if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0)) {
-      x86::stencil_lines_avx512<S, KokkosLayout>(c, out, n, ss, sy, a, zero_ends);
+      x86::stencil_lines_avx512<S, KokkosLayout>(c, out, n, ss, sy, a, zero_ends, prefetch);
     } else {
       for (int p = 0; p < planes; ++p)
         x86::stencil_lines_avx512<1, KokkosLayout>(c + p * ss, out + p * ss, n, ss, sy, a,
-                                                   zero_ends);
+                                                   zero_ends, prefetch);
     }
     return;
   }
@@ -120,7 +145,7 @@ KOKKOS_FORCEINLINE_FUNCTION void stencil_lines(const T* KOKKOS_RESTRICT c, T* KO
           return stencil7_by_role<KokkosLayout>(cp[q], cp[q - ss], cp[q + ss], cp[q - sy],
                                                 cp[q + sy], cp[q - 1], cp[q + 1], a);
         },
-        cp + ss, zero_ends);
+        cp + ss, zero_ends, prefetch);
   }
 }
 

@@ -146,6 +146,16 @@ inline std::vector<KeySpec> kernel_trait_keys(bool auto_launch_bounds = false) {
           .int_choices({0, 128, 256, 512, 1024})};
 }
 
+// [kernel] prefetch of the solvers whose line kernel prefetches its rows' streams on hosts.
+inline KeySpec prefetch_key() {
+  return Key("kernel", "prefetch", KeyType::integer_or_auto, R"("auto")",
+             "line on x86 hosts with AVX: bytes ahead at which each row prefetches into the L1 "
+             "the streams it reads from memory; 0 = no software prefetch (the hardware "
+             "prefetchers alone); auto = 2048 where the line kernel prefetches, else 0 (the "
+             "best distance depends on the CPU: docs/PERFORMANCE.md)")
+      .int_choices({0, 256, 512, 1024, 2048, 4096});
+}
+
 // [output] root, enabled, fields, overwrite.
 inline std::vector<KeySpec> output_keys() {
   using T = KeyType;

@@ -42,7 +42,11 @@ struct FdtdKernelConfig {
   std::array<std::int64_t, 3> tile{0, 0, 0};
   int launch_bounds = 0;
   int element_bytes = 8;  // of the fields: the line variant's host tile
+  int prefetch = 0;       // line on AVX hosts: bytes ahead its rows prefetch from memory; 0 = none
 };
+
+// Whether the kernel's rows prefetch (kernel.prefetch): the line variant on an AVX host.
+bool fdtd_line_prefetches(const FdtdKernelConfig& config, bool gpu);
 
 enum class MediaMode {
   uniform,  // scalar update coefficients

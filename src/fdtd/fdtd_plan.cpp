@@ -1,6 +1,7 @@
 // The FDTD update kernels' plan: the policy mapping, bounds and tile, checked against the device.
 #include <algorithm>
 
+#include "arch/streams.hpp"
 #include "core/planned_tile.hpp"
 #include "fdtd/fdtd.hpp"
 
@@ -31,6 +32,10 @@ std::array<std::int64_t, 2> host_line_tile(const std::int64_t planes, const std:
 }
 
 }  // namespace
+
+bool fdtd_line_prefetches(const FdtdKernelConfig& config, const bool gpu) {
+  return config.variant == FdtdVariant::line && !gpu && host_prefetch_compiled();
+}
 
 Box owned_cells(const FdtdProblem& problem, const Grid& nodes) {
   return nodes.to_local(nodes.owned.intersect(Box{{0, 0, 0}, problem.cells}));

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "arch/streams.hpp"
 #include "core/interrupt.hpp"
 #include "core/kernel_traits.hpp"
 #include "core/memory.hpp"
@@ -141,6 +142,17 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
     kernel.launch_bounds = *traits.launch_bounds;
   }
   kernel.element_bytes = s.single_precision ? 4 : 8;
+  const bool prefetches = fdtd_line_prefetches(kernel, limits.gpu);
+  if (deck.is_auto("kernel", "prefetch")) {
+    kernel.prefetch = prefetches ? default_prefetch_bytes : 0;
+  } else {
+    kernel.prefetch = static_cast<int>(deck.integer("kernel", "prefetch"));
+    if (kernel.prefetch != 0 && !prefetches)
+      throw deck.error("kernel", "prefetch",
+                       "not valid for variant " + to_string(kernel.variant) +
+                           ": only line prefetches, on x86 hosts with AVX",
+                       "0 or \"auto\" for " + to_string(kernel.variant));
+  }
   s.mpi = mpi_config_from_deck(deck, p.nodes().points, rank, ranks, traits.layout, limits);
   const Grid nodes = s.mpi.local_grid(p.nodes());
   s.plan = plan_fdtd(kernel, p, owned_cells(p, nodes), limits);
@@ -501,6 +513,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
       .fact("mapping", mapping)
       .fact("tile", s.plan.tile_per_axis())
       .fact("launch_bounds", kernel.launch_bounds)
+      .fact("prefetch", kernel.prefetch)
       .fact("row_alignment", s.plan.row_alignment)
       .fact("precision", precision)
       .fact("media", to_string(p.media.mode))
@@ -522,6 +535,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
               to_string(kernel.layout) + ", " + mapping + ", tile " +
               format_triple(s.plan.tile_per_axis()) + " (x y z), launch bounds " +
               (kernel.launch_bounds ? std::to_string(kernel.launch_bounds) : std::string("none")) +
+              (fdtd_line_prefetches(kernel, limits.gpu)
+                   ? kernel.prefetch > 0
+                         ? ", prefetch " + std::to_string(kernel.prefetch) + " B ahead"
+                         : std::string(", no prefetch")
+                   : std::string()) +
               (s.plan.row_alignment > 1 ? ", rows allocated in multiples of " +
                                               std::to_string(s.plan.row_alignment) + " values"
                                         : std::string()));

@@ -199,17 +199,19 @@ KOKKOS_FORCEINLINE_FUNCTION void h_cells(T* KOKKOS_RESTRICT hx, T* KOKKOS_RESTRI
 }
 
 // cells(begin, end) over [0, n) in chunks of a cache line, each chunk first asking for the lines
-// ahead of the first `Streams` of `streams` (those the row reads from memory), so that one core
-// keeps enough lines in flight (docs/PERFORMANCE.md, FDTD on hosts).
+// `prefetch` bytes ahead of the first `Streams` of `streams` (those the row reads from memory), so
+// that one core keeps enough lines in flight (docs/PERFORMANCE.md, FDTD on hosts); prefetch 0:
+// the whole row in one loop, the hardware prefetchers alone.
 template <int Streams, class T, class Cells>
 KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[8], const int n,
-                                                      const Cells& cells) {
+                                                      const int prefetch, const Cells& cells) {
   constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
   int q0 = 0;
-  for (; q0 + chunk <= n; q0 += chunk) {
-    for (int s = 0; s < Streams; ++s) prefetch_stream(streams[s] + q0);
-    cells(q0, q0 + chunk);
-  }
+  if (prefetch > 0)
+    for (; q0 + chunk <= n; q0 += chunk) {
+      for (int s = 0; s < Streams; ++s) prefetch_stream(streams[s] + q0, prefetch);
+      cells(q0, q0 + chunk);
+    }
   cells(q0, n);
 }
 
@@ -218,9 +220,9 @@ KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[
 template <bool Arrays, class T>
 KOKKOS_FORCEINLINE_FUNCTION void e_row(T* ex, T* ey, T* ez, const T* hx, const T* hy, const T* hz,
                                        const T* ca_of, const T* cb_of, const RowCurl<T> k,
-                                       const T ca0, const T cb0, const int n) {
+                                       const T ca0, const T cb0, const int n, const int prefetch) {
   const T* const streams[8] = {ex, ey, ez, hx, hy, hz, ca_of, cb_of};
-  in_prefetched_chunks<Arrays ? 8 : 6>(streams, n, [&](const int begin, const int end) {
+  in_prefetched_chunks<Arrays ? 8 : 6>(streams, n, prefetch, [&](const int begin, const int end) {
     e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, begin, end);
   });
 }
@@ -230,12 +232,12 @@ KOKKOS_FORCEINLINE_FUNCTION void e_row(T* ex, T* ey, T* ez, const T* hx, const T
 template <bool Arrays, class T>
 KOKKOS_FORCEINLINE_FUNCTION void h_row(T* hx, T* hy, T* hz, const T* ex, const T* ey, const T* ez,
                                        const T* db_of, const RowCurl<T> k, const int slow,
-                                       const T db0, const int n) {
+                                       const T db0, const int n, const int prefetch) {
   const std::ptrdiff_t plane = slow == 0 ? k.sx : k.sz;
   const T* const streams[8] = {
       hx,    hy,     hz, ex + (slow == 0 ? 0 : plane), ey + plane, ez + (slow == 2 ? 0 : plane),
       db_of, nullptr};
-  in_prefetched_chunks<Arrays ? 7 : 6>(streams, n, [&](const int begin, const int end) {
+  in_prefetched_chunks<Arrays ? 7 : 6>(streams, n, prefetch, [&](const int begin, const int end) {
     h_cells<Arrays>(hx, hy, hz, ex, ey, ez, db_of, k, db0, begin, end);
   });
 }
@@ -306,7 +308,8 @@ struct UpdateE {
   // The cells [begin, end) along the contiguous axis of row j in plane s (the slowest axis), the
   // three components in one loop host compilers vectorise (e_row): the same values as operator()
   // at each cell.
-  KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end) const {
+  KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end,
+                                   const int prefetch) const {
     const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
     const T ca = v.ca0, cb = v.cb0;
     int first[3] = {0, 0, 0}, n[3] = {0, 0, 0};
@@ -334,7 +337,7 @@ struct UpdateE {
     e_row<Arrays>(v.ex.data() + at, v.ey.data() + at, v.ez.data() + at, v.hx.data() + at,
                   v.hy.data() + at, v.hz.data() + at, Arrays ? v.ca.data() + at : nullptr,
                   Arrays ? v.cb.data() + at : nullptr, row_curl(v, f), ca, cb,
-                  end - begin - fused_start);
+                  end - begin - fused_start, prefetch);
   }
   // Cells (i, j, k) and the next along the contiguous axis, those of them in [begin, end) along it
   // (pairs variant): operator()'s values, from pairs of values.
@@ -396,12 +399,13 @@ struct UpdateH {
     v.hz(i, j, k) = nz;
   }
   // As UpdateE::line; H has no walls.
-  KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end) const {
+  KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end,
+                                   const int prefetch) const {
     const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
     const std::ptrdiff_t at = f.offset;
     h_row<Arrays>(v.hx.data() + at, v.hy.data() + at, v.hz.data() + at, v.ex.data() + at,
                   v.ey.data() + at, v.ez.data() + at, Arrays ? v.db.data() + at : nullptr,
-                  row_curl(v, f), LineFrame<KokkosLayout>::slow, v.db0, end - begin);
+                  row_curl(v, f), LineFrame<KokkosLayout>::slow, v.db0, end - begin, prefetch);
   }
   // As UpdateE::pair.
   KOKKOS_FORCEINLINE_FUNCTION void pair(const int i, const int j, const int k, const int begin,
@@ -470,9 +474,9 @@ struct ColumnLoop {
 template <class Update>
 struct LineLoop {
   Update update;
-  int begin, end;
+  int begin, end, prefetch;
   KOKKOS_INLINE_FUNCTION void operator()(const int s, const int j, const int) const {
-    update.line(s, j, begin, end);
+    update.line(s, j, begin, end, prefetch);
   }
 };
 // Two cells along the contiguous axis per work item: policy as CellLoop's, the contiguous axis'
@@ -508,8 +512,9 @@ void launch_update(const char* label, const FdtdPlan& plan, const Update& update
   }
   if (plan.config.variant == FdtdVariant::line) {
     const auto policy = planned_policy<Kokkos::Iterate::Right, 0>(l.lower, l.upper, l.tile);
-    Kokkos::parallel_for(label, policy,
-                         LineLoop<Update>{update, l.loop_start, l.loop_start + l.loop_length});
+    Kokkos::parallel_for(
+        label, policy,
+        LineLoop<Update>{update, l.loop_start, l.loop_start + l.loop_length, plan.config.prefetch});
     return;
   }
   dispatch_traits(

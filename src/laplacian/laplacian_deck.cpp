@@ -73,7 +73,8 @@ const Schema& laplacian_schema() {
            "blocked, line: also store 0 at the boundary or halo point before and after each "
            "updated row along the contiguous axis, so rows are written in whole sectors (GPU) or "
            "whole cache lines (host); false leaves every point outside the update box "
-           "untouched")},
+           "untouched"),
+       prefetch_key()},
       {Key("laplacian", "field", T::string, R"("sine")",
            "input field u, written to the output; verification always also checks the quadratic "
            "field")

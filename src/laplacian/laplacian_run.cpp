@@ -57,6 +57,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
   request.parts = optional_int("parts");
   request.streaming_stores = deck.boolean("kernel", "streaming_stores");
   request.zero_row_ends = deck.boolean("kernel", "zero_row_ends");
+  request.prefetch = optional_int("prefetch");
   const int element_bytes = s.single_precision ? 4 : 8;
   const LaplacianKernelParams params =
       resolve_laplacian_params(request, limits, s.layout, s.grid, element_bytes);
@@ -162,6 +163,7 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
       .fact("parts", p.parts)
       .fact("streaming_stores", p.streaming_stores)
       .fact("zero_row_ends", plan.zeroed_row_end_axis() >= 0)
+      .fact("prefetch", p.prefetch)
       .fact("grid", s.grid.points)
       .fact("spacing", s.grid.spacing)
       .fact("precision", precision)

@@ -167,6 +167,11 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
                         grid.to_local(laplacian_update_box(grid)), limits);
 }
 
+bool line_prefetches(const LaplacianKernelParams& params, const bool gpu) {
+  return params.kernel == LaplacianKernel::line && params.streaming_stores && !gpu &&
+         host_prefetch_compiled();
+}
+
 LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout layout,
                              const int element_bytes, const Grid& grid, const Box& box,
                              const ExecLimits& limits) {
@@ -182,6 +187,12 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
     plan.problem = problem->text;
     plan.problem_key = problem->key;
     plan.problem_allowed = problem->allowed;
+    return plan;
+  }
+  if (params.prefetch != 0 && !line_prefetches(params, limits.gpu)) {
+    plan.problem = "only line with streaming stores prefetches, on x86 hosts with AVX";
+    plan.problem_key = "prefetch";
+    plan.problem_allowed = "0 or \"auto\"";
     return plan;
   }
   const AxisRoles& a = plan.axes;
@@ -278,6 +289,9 @@ std::string LaplacianPlan::details(const bool gpu) const {
     case LaplacianKernel::line:
       out = plural(params.m, "row", "rows") + " of " + plural(params.m_slow, "plane", "planes") +
             " per work item";
+      if (line_prefetches(params, gpu))
+        out += params.prefetch > 0 ? ", prefetch " + std::to_string(params.prefetch) + " B ahead"
+                                   : ", no prefetch";
       break;
   }
   if (params.kernel != LaplacianKernel::line)

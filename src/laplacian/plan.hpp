@@ -43,7 +43,11 @@ struct LaplacianKernelParams {
   int parts = 1;            // blocked: y parts run one after another, all in one launch
   bool streaming_stores = true;  // GPU: evict-first stores; line on AVX hosts: non-temporal lines
   bool zero_row_ends = true;     // blocked, line: store 0 either side of each row (whole lines)
+  int prefetch = 0;  // line on AVX hosts: bytes ahead its rows prefetch from memory; 0 = none
 };
+
+// Whether the kernel's rows prefetch (kernel.prefetch): line with streaming stores on an AVX host.
+bool line_prefetches(const LaplacianKernelParams& params, bool gpu);
 
 // Largest register block m x m_slow the blocked kernel compiles: larger blocks need 254-255
 // registers or spill on sm_90 (docs/PERFORMANCE.md, "Registers and spills").
@@ -123,6 +127,7 @@ struct LaplacianKernelRequest {
   std::optional<int> launch_bounds, m, m_slow, m_contiguous, blocks_per_item, parts;
   bool streaming_stores = true;
   bool zero_row_ends = true;
+  std::optional<int> prefetch;  // auto: the kernel's default where it prefetches, else 0
   // GPU work groups of whole warps along the rows (Jacobi's warps add their lanes' sums), where
   // rows of 16 lanes or fewer otherwise share a warp.
   bool whole_warps_along_rows = false;

@@ -19,7 +19,7 @@ template <class T>
 struct Zmm;
 
 // How far ahead stencil_lines_avx512 prefetches the lines it reads again from the L2 (those from
-// memory: memory_read_ahead_bytes; every stream prefetched: docs/PERFORMANCE.md, host section).
+// memory: its `prefetch` argument; every stream prefetched: docs/PERFORMANCE.md, host section).
 inline constexpr int cache_read_ahead_bytes = 512;
 
 template <>
@@ -88,11 +88,13 @@ struct Zmm<float> {
 // one (and wait for their lines to be read).
 // The vectors before the first and after the last point read up to one vector beyond the line and
 // its ends, within the rows beside it (the update box lies inside boundary or halo points). The
-// caller fences the non-temporal stores.
+// caller fences the non-temporal stores. Each stream is prefetched: those from memory `prefetch`
+// bytes ahead; prefetch 0 prefetches none, not even those from the L2 (kernel.prefetch).
 template <int S, class KokkosLayout, class T>
 inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
                                  const std::ptrdiff_t ss, const std::ptrdiff_t sy,
-                                 const StencilCoeffs<T>& a, const bool zero_ends) {
+                                 const StencilCoeffs<T>& a, const bool zero_ends,
+                                 const int prefetch) {
   using Z = Zmm<T>;
   using V = typename Z::V;
   constexpr int W = Z::width;
@@ -122,13 +124,15 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
     }
     for (; q + W <= end; q += W) {
       // Each stream the row reads is prefetched into the L1: those that come from memory (planes
-      // 1 .. S - 1 one row on, plane S at this row) 2 KiB ahead, those that a sweep through the
-      // planes has already brought into the L2 (plane -1 at this row, plane 0 one row on) 512 B
-      // ahead.
-      for (int p = 1; p < S; ++p) prefetch_from_memory(c + p * ss + sy + q);
-      prefetch_from_memory(c + S * ss + q);
-      prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
-      prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
+      // 1 .. S - 1 one row on, plane S at this row) `prefetch` bytes ahead, those that a sweep
+      // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one row
+      // on) 512 B ahead.
+      if (prefetch > 0) {
+        for (int p = 1; p < S; ++p) prefetch_from_memory(c + p * ss + sy + q, prefetch);
+        prefetch_from_memory(c + S * ss + q, prefetch);
+        prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
+        prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
+      }
       const auto zeroed = static_cast<typename Z::Lanes>((q == first_zeroed ? Z::first_lane : 0) |
                                                          (q == last_zeroed ? Z::last_lane : 0));
       V column[S + 2];  // the line's vectors at q in planes -1 .. S

@@ -12,15 +12,6 @@ namespace x86 {
 
 inline constexpr int cache_line_bytes = 64;
 
-// Bytes ahead of the current point at which stream_line prefetches the input it reads first: one
-// 4 KiB page, so the next page's lines are on their way before the hardware prefetcher, which stops
-// at page boundaries, would start on them.
-inline constexpr int read_ahead_bytes = 4096;
-
-// How far ahead the line kernels prefetch the lines they read from memory (the Laplacian's
-// stencil_lines_avx512 and FDTD's rows: docs/PERFORMANCE.md, host sections).
-inline constexpr int memory_read_ahead_bytes = 2048;
-
 // Into the L1: the line `bytes` past p. Integer arithmetic: the address may lie past an array's
 // end, which a prefetch ignores.
 template <class T>
@@ -28,10 +19,10 @@ inline void prefetch_ahead(const T* p, const int bytes) {
   _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + bytes),
                _MM_HINT_T0);
 }
-// The line memory_read_ahead_bytes past p, for a stream read from memory.
+// The line `bytes` past p for a stream read from memory; nothing for 0 (kernel.prefetch).
 template <class T>
-inline void prefetch_from_memory(const T* p) {
-  prefetch_ahead(p, memory_read_ahead_bytes);
+inline void prefetch_from_memory(const T* p, const int bytes) {
+  if (bytes > 0) prefetch_ahead(p, bytes);
 }
 
 // One 64-byte line at `to` (aligned) from `from` (any alignment) through non-temporal stores.
@@ -66,14 +57,15 @@ inline bool line_with_ends_fills_cache_lines(const T* out, const int n) {
 // lines wholly inside the range are computed into a buffer of one line and streamed, the partial
 // lines at both ends stored plainly (no point outside the range is written); where the zeroed
 // ends complete the first and last lines, those are streamed whole too. Each line prefetches
-// read_first + q + read_ahead_bytes (the input read first, from memory rather than a cache).
+// read_first + q + prefetch bytes (the input read first, from memory rather than a cache; none for
+// prefetch 0).
 template <class T, class ValueAt>
 inline void stream_line(T* out, const int n, const ValueAt& value_at, const T* read_first,
-                        const bool zero_ends) {
+                        const bool zero_ends, const int prefetch) {
   constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
   alignas(cache_line_bytes) T line[per_line];
   const auto stream_line_at = [&](const int q) {
-    prefetch_ahead(read_first + q, read_ahead_bytes);
+    prefetch_from_memory(read_first + q, prefetch);
     for (int p = 0; p < per_line; ++p) line[p] = value_at(q + p);
     stream_cache_line(out + q, line);
   };

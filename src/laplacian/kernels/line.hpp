@@ -25,6 +25,7 @@ struct LineStencil {
   int slow_begin, slow_end;  // the planes updated
   int rows;                  // rows per work item
   bool zero_row_ends;        // also store 0 at the points before and after each row
+  int prefetch;              // bytes ahead the rows prefetch their streams from memory; 0 = none
 
   KOKKOS_INLINE_FUNCTION void operator()(const int plane_block, const int block) const {
     constexpr bool z_lines = x_is_slowest<KokkosLayout>();
@@ -41,7 +42,7 @@ struct LineStencil {
           (z_lines ? first_plane * sx + begin * sz : begin * sx + first_plane * sz) + j * sy;
       stencil_lines<Streaming, Planes, KokkosLayout>(u.data() + start, f.data() + start,
                                                      end - begin, planes, z_lines ? sx : sz, sy,
-                                                     coeffs, zero_row_ends);
+                                                     coeffs, zero_row_ends, prefetch);
     }
     fence_streamed_stores<Streaming>();
   }
@@ -65,7 +66,7 @@ void launch_line(const LaplacianPlan& plan, const StencilCoeffs<T>& a,
           LineStencil<T, KokkosLayout, decltype(streaming)::value, decltype(planes)::value>{
               u, f, a, static_cast<int>(l.c_begin), static_cast<int>(l.c_end),
               static_cast<int>(l.j_begin), static_cast<int>(l.j_end), static_cast<int>(l.s_begin),
-              static_cast<int>(l.s_end), p.m, p.zero_row_ends});
+              static_cast<int>(l.s_end), p.m, p.zero_row_ends, p.prefetch});
     });
   });
 }
