@@ -103,6 +103,10 @@ int info_command() {
               << (limits.core_cache_bytes ? std::to_string(limits.core_cache_bytes / 1024) + " KiB"
                                           : "unknown")
               << "\n"
+              << "core L1 data cache      "
+              << (limits.core_l1d_bytes ? std::to_string(limits.core_l1d_bytes / 1024) + " KiB"
+                                        : "unknown")
+              << "\n"
               << "hardware threads        " << limits.host_hardware_threads << "\n";
   if (limits.gpu)
     std::cout << "max threads per block   " << limits.max_threads_per_block << "\n"

@@ -728,6 +728,10 @@ TEST_CASE(
                                                   ? default_single_stream_prefetch_bytes
                                                   : 0));
   CHECK(setup({"kernel.prefetch=0"}, host).plan.params.prefetch == 0);
+  // Whatever the L1 (FDTD's rule is not the Laplacian's).
+  ExecLimits small_l1 = host;
+  small_l1.core_l1d_bytes = 32 << 10;
+  CHECK(setup({}, small_l1).plan.params.prefetch == host_default.plan.params.prefetch);
   if (host_prefetch_compiled())
     CHECK(setup({"kernel.prefetch=1024"}, host).plan.params.prefetch == 1024);
   const auto gpu_default = setup({}, gpu);

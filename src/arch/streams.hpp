@@ -5,6 +5,7 @@
 // Streaming = false) the portable loops beside them. Both paths give bitwise the same results.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
+#include <cstdint>
 
 #include "core/stores.hpp"
 #include "laplacian/stencil.hpp"
@@ -65,14 +66,22 @@ KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
 inline constexpr int prefetch_stride_bytes = 64;
 
 // The line kernels' default distances (kernel.prefetch = "auto") at which each row prefetches the
-// streams it reads from memory: the hardware prefetchers alone keep too few lines in flight for a
-// core that reads many streams on the Xeons measured, while on a Zen 4 EPYC no software prefetch
-// ran ahead (docs/PERFORMANCE.md, host sections). Rows of several streams (FDTD's, the Laplacian's
-// AVX-512 rows) 2 KiB ahead; the Laplacian's one-plane AVX row, which prefetches its input only,
-// one 4 KiB page ahead, so the next page's lines are on their way before the hardware prefetcher,
-// which stops at page boundaries, would start on them.
+// streams it reads from memory: the hardware prefetchers alone kept too few lines in flight for a
+// core that reads many streams (docs/PERFORMANCE.md, host sections). Rows of several streams 2 KiB
+// ahead (FDTD's only where a core's L1 data cache holds at least 48 KiB: fdtd_prefetch_bytes); the
+// Laplacian's one-plane AVX row, which prefetches its input only, one 4 KiB page ahead, so the next
+// page's lines are on their way before the hardware prefetcher, which stops at page boundaries,
+// would start on them.
 inline constexpr int default_prefetch_bytes = 2048;
 inline constexpr int default_single_stream_prefetch_bytes = 4096;
+
+// FDTD's rows (6 to 8 streams from memory, their neighbours from the caches) prefetch only where a
+// core's L1 data cache holds 48 KiB or more (or is unknown): with 32 KiB (a Zen 4 EPYC) the rows
+// without prefetches moved more (docs/PERFORMANCE.md, FDTD on hosts).
+inline constexpr std::int64_t fdtd_prefetch_min_l1d_bytes = std::int64_t(48) << 10;
+constexpr int fdtd_prefetch_bytes(const std::int64_t l1d_bytes) {
+  return l1d_bytes > 0 && l1d_bytes < fdtd_prefetch_min_l1d_bytes ? 0 : default_prefetch_bytes;
+}
 
 // Whether the line kernels' rows prefetch in this build (x86 hosts with AVX), so kernel.prefetch
 // other than 0 has an effect.

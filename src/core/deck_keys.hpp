@@ -151,8 +151,10 @@ inline KeySpec prefetch_key() {
   return Key("kernel", "prefetch", KeyType::integer_or_auto, R"("auto")",
              "line on x86 hosts with AVX: bytes ahead at which each row prefetches into the L1 "
              "the streams it reads from memory; 0 = no software prefetch (the hardware "
-             "prefetchers alone); auto = 2048 where the line kernel prefetches, else 0 (the "
-             "best distance depends on the CPU: docs/PERFORMANCE.md)")
+             "prefetchers alone); auto = the kernel's default where it prefetches, else 0: "
+             "Laplacian 2048 (4096 for one-plane AVX rows), FDTD 2048 where a core's L1 data "
+             "cache holds at least 48 KiB, else 0 (the best distance depends on the CPU: "
+             "docs/PERFORMANCE.md)")
       .int_choices({0, 256, 512, 1024, 2048, 4096});
 }
 

@@ -57,7 +57,9 @@ std::int64_t host_cache_bytes(int level) {
                                              : 1;
     if (value > 0) return value * scale;
   }
-  const long bytes = sysconf(level == 3 ? _SC_LEVEL3_CACHE_SIZE : _SC_LEVEL2_CACHE_SIZE);
+  const long bytes = sysconf(level == 3   ? _SC_LEVEL3_CACHE_SIZE
+                             : level == 2 ? _SC_LEVEL2_CACHE_SIZE
+                                          : _SC_LEVEL1_DCACHE_SIZE);
   return bytes > 0 ? bytes : 0;
 }
 
@@ -158,6 +160,7 @@ ExecLimits default_exec_limits() {
   limits.device_name = cpu_model();
   limits.llc_bytes = host_llc_bytes();
   limits.core_cache_bytes = host_cache_bytes(2);
+  limits.core_l1d_bytes = host_cache_bytes(1);
 #endif
   return limits;
 }

@@ -19,6 +19,7 @@ struct ExecLimits {
   std::int64_t resident_threads = 1;  // threads the device runs at once (GPU: SMs x threads/SM)
   int host_hardware_threads = 0;      // the host's hardware threads, whoever uses them; 0 unknown
   std::int64_t core_cache_bytes = 0;  // a host core's own last cache level (its L2); 0 unknown
+  std::int64_t core_l1d_bytes = 0;    // a host core's L1 data cache; 0 unknown
   int device_id = -1;                 // GPU the process uses; -1 on hosts
   int summed_lanes = 1;  // lanes whose values a kernel's warp adds in registers (core/warp_sum.hpp)
 };

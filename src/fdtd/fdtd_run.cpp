@@ -144,7 +144,7 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
   kernel.element_bytes = s.single_precision ? 4 : 8;
   const bool prefetches = fdtd_line_prefetches(kernel, limits.gpu);
   if (deck.is_auto("kernel", "prefetch")) {
-    kernel.prefetch = prefetches ? default_prefetch_bytes : 0;
+    kernel.prefetch = prefetches ? fdtd_prefetch_bytes(limits.core_l1d_bytes) : 0;
   } else {
     kernel.prefetch = static_cast<int>(deck.integer("kernel", "prefetch"));
     if (kernel.prefetch != 0 && !prefetches)
