@@ -740,7 +740,7 @@ TEST_CASE(
   CHECK(gpu_default.plan.params.m == 4);
   CHECK(gpu_default.plan.params.m_slow == 2);
   CHECK(gpu_default.plan.params.m_contiguous == 2);
-  CHECK(gpu_default.plan.params.blocks_per_item == 3);
+  CHECK(gpu_default.plan.params.blocks_per_item == 2);
   CHECK(gpu_default.plan.params.launch_bounds == 128);
   // Explicit keys replace the default kernel's parameters.
   const auto m4 = setup({"kernel.m=4"}, host);
@@ -1053,8 +1053,8 @@ TEST_CASE(
     int m_contiguous;                         // pairs where the contiguous extent is even
     std::array<std::int64_t, 3> policy_tile;  // contiguous axis, y blocks, slowest-axis blocks
   };
-  // Double: 4 x 2 blocks in pairs (8 x 1 one point a work item where the rows cannot hold
-  // pairs), 3 per work item; the row ends have work items too.
+  // Double: 4 x 2 blocks in pairs, 2 per work item (8 x 1 one point a work item where the rows
+  // cannot hold pairs, 3 per work item); the row ends have work items too.
   const Case cases[] = {
       {{512, 512, 512}, Layout::right, 2, {128, 1, 1}},
       {{512, 512, 512}, Layout::left, 2, {128, 1, 1}},
@@ -1072,7 +1072,7 @@ TEST_CASE(
     CHECK(params.m_contiguous == c.m_contiguous);
     CHECK(params.m == (c.m_contiguous == 2 ? 4 : 8));
     CHECK(params.m_slow == (c.m_contiguous == 2 ? 2 : 1));
-    CHECK(params.blocks_per_item == 3);
+    CHECK(params.blocks_per_item == (c.m_contiguous == 2 ? 2 : 3));
     CHECK(params.zero_row_ends);
     CHECK(params.launch_bounds == 128);
     CHECK(plan.mapping == resolve_mapping(c.layout, IterOrder::automatic, true));
@@ -1082,38 +1082,36 @@ TEST_CASE(
     CHECK(plan.launch->tile == c.policy_tile);
     CHECK(plan.zeroed_row_end_axis() == AxisRoles::of(c.layout).contiguous);
   }
-  // Float in quads: rows of 64 values are 16 lanes, so a work group of 16 x 8 spans two rows a
-  // warp (32 lanes left half of them idle) and keeps 3 blocks a work item; rows of a warp or more
-  // take 4.
+  // Float in quads, 2 blocks a work item: rows of 64 values are 16 lanes, so a work group of
+  // 16 x 8 spans two rows a warp (32 lanes left half of them idle).
   const struct {
     Index3 points;
     Layout layout;
     std::array<std::int64_t, 3> policy_tile;
-    int blocks_per_item;
-  } quads[] = {{{4096, 2048, 64}, Layout::right, {16, 8, 1}, 3},
-               {{64, 2048, 4096}, Layout::left, {16, 8, 1}, 3},
-               {{4096, 2048, 128}, Layout::right, {32, 4, 1}, 4},
-               {{512, 512, 512}, Layout::left, {128, 1, 1}, 4}};
+  } quads[] = {{{4096, 2048, 64}, Layout::right, {16, 8, 1}},
+               {{64, 2048, 4096}, Layout::left, {16, 8, 1}},
+               {{4096, 2048, 128}, Layout::right, {32, 4, 1}},
+               {{512, 512, 512}, Layout::left, {128, 1, 1}}};
   for (const auto& c : quads) {
     const Grid grid = Grid::whole(c.points, {0, 0, 0}, {1, 1, 1});
     const auto params = default_params(gpu, c.layout, grid, 4);
     const LaplacianPlan plan = plan_laplacian(params, c.layout, 4, grid, gpu);
     INFO(format_triple(c.points) << " " << to_string(c.layout) << " float");
     CHECK(params.m_contiguous == 4);
-    CHECK(params.blocks_per_item == c.blocks_per_item);
+    CHECK(params.blocks_per_item == 2);
     CHECK_FALSE(plan.problem.has_value());
     REQUIRE(plan.launch);
     CHECK(plan.launch->tile == c.policy_tile);
   }
   // A work group of 128 x 1 x 1 work items at 512^3 covers 256 points along the contiguous axis
-  // (pairs), 4 along y and 3 blocks of 2 along the slowest axis.
+  // (pairs), 4 along y and 2 blocks of 2 along the slowest axis.
   const Grid cube512 = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
   for (Layout layout : {Layout::right, Layout::left}) {
     const LaplacianPlan plan =
         plan_laplacian(default_params(gpu, layout, cube512, 8), layout, 8, cube512, gpu);
     CHECK(plan.points_per_group() == (layout == Layout::right
-                                          ? std::array<std::int64_t, 3>{6, 4, 256}
-                                          : std::array<std::int64_t, 3>{256, 4, 6}));
+                                          ? std::array<std::int64_t, 3>{4, 4, 256}
+                                          : std::array<std::int64_t, 3>{256, 4, 4}));
   }
   // Parts keep the four planes a 4 x 2 block reads within a quarter of the L2 (12.5 MiB of 50):
   // 32 MiB at 1024^3, 3 parts.
@@ -1123,9 +1121,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "the GPU default: 4 x 2 blocks in float quads (4 per item on rows of a warp or more, else 3) "
-    "or pairs (3) where rows hold them; else one point: float 4 x 2 x 3 (right), 8 x 1 x 4 "
-    "(left); double 8 x 1 x 3",
+    "the GPU default: 4 x 2 blocks, 2 per item, in float quads or pairs where rows hold them; "
+    "else one point: float 4 x 2 x 3 (right), 8 x 1 x 4 (left); double 8 x 1 x 3",
     "[laplacian]") {
   const ExecLimits gpu = h100_limits();
   const Grid cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
@@ -1139,11 +1136,11 @@ TEST_CASE(
     int m, m_slow, m_contiguous, blocks_per_item;
   };
   const Case cases[] = {
-      {4, Layout::right, &cube, 4, 2, 4, 4},      {4, Layout::left, &cube, 4, 2, 4, 4},
-      {4, Layout::left, &short_rows, 4, 2, 4, 3}, {4, Layout::right, &even, 4, 2, 2, 3},
-      {4, Layout::left, &even, 4, 2, 2, 3},       {8, Layout::left, &even, 4, 2, 2, 3},
+      {4, Layout::right, &cube, 4, 2, 4, 2},      {4, Layout::left, &cube, 4, 2, 4, 2},
+      {4, Layout::left, &short_rows, 4, 2, 4, 2}, {4, Layout::right, &even, 4, 2, 2, 2},
+      {4, Layout::left, &even, 4, 2, 2, 2},       {8, Layout::left, &even, 4, 2, 2, 2},
       {4, Layout::right, &odd, 4, 2, 1, 3},       {4, Layout::left, &odd, 8, 1, 1, 4},
-      {8, Layout::right, &cube, 4, 2, 2, 3},      {8, Layout::left, &short_rows, 4, 2, 2, 3},
+      {8, Layout::right, &cube, 4, 2, 2, 2},      {8, Layout::left, &short_rows, 4, 2, 2, 2},
       {8, Layout::right, &odd, 8, 1, 1, 3},       {8, Layout::left, &odd, 8, 1, 1, 3}};
   for (const auto& c : cases) {
     const auto params = default_params(gpu, c.layout, *c.grid, c.element_bytes);

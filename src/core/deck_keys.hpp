@@ -146,6 +146,17 @@ inline std::vector<KeySpec> kernel_trait_keys(bool auto_launch_bounds = false) {
           .int_choices({0, 128, 256, 512, 1024})};
 }
 
+// [kernel] blocks_per_item of the solvers that run the Laplacian's blocked kernel; `applies` says
+// when (one meaning everywhere).
+inline KeySpec blocks_per_item_key(const std::string& applies) {
+  return Key("kernel", "blocks_per_item", KeyType::integer_or_auto, R"("auto")",
+             applies +
+                 ": m x m_slow blocks a work item updates one after another along the slowest "
+                 "axis (the rows they share come from the L1); auto = the kernel's default (on "
+                 "GPUs 2 where the rows hold runs of 2 or 4 values, else 3 or 4)")
+      .min(1);
+}
+
 // [kernel] prefetch of the solvers whose line kernel prefetches its rows' streams on hosts.
 inline KeySpec prefetch_key() {
   return Key("kernel", "prefetch", KeyType::integer_or_auto, R"("auto")",

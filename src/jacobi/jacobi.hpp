@@ -48,6 +48,7 @@ struct JacobiKernelConfig {
   IterOrder iterate = IterOrder::automatic;
   std::array<std::int64_t, 3> tile{0, 0, 0};  // per axis x, y, z; 0 = Kokkos' default entry
   int launch_bounds = 0;
+  int blocks_per_item = 0;  // the blocked norm's; 0 = the Laplacian's blocked default
   NormStrategy norm = NormStrategy::reduce;
   int element_bytes = 8;  // of the fields: the blocked kernel's defaults depend on it
 };

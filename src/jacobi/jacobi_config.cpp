@@ -160,6 +160,7 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
   request.iterate = c.iterate;
   request.tile = c.tile;
   if (c.launch_bounds > 0) request.launch_bounds = c.launch_bounds;
+  if (c.blocks_per_item > 0) request.blocks_per_item = c.blocks_per_item;
   request.zero_row_ends = box == grid.to_local(owned_interior(grid));
   request.whole_warps_along_rows = true;  // for the warps' sums below
   const LaplacianKernelParams params =

@@ -45,6 +45,17 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
     kernel.launch_bounds = *traits.launch_bounds;
     kernel.norm = norm;
   }
+  if (!deck.is_auto("kernel", "blocks_per_item")) {
+    if (norm != NormStrategy::blocked || s.requested_variant != "mdrange")
+      throw deck.error("kernel", "blocks_per_item",
+                       "applies to the blocked norm's kernel with kernel.variant = \"mdrange\" "
+                       "(this run: jacobi.norm = \"" +
+                           to_string(norm) + "\", kernel.variant = \"" + s.requested_variant +
+                           "\")",
+                       "\"auto\", or an integer >= 1 with jacobi.norm = \"blocked\" and "
+                       "kernel.variant = \"mdrange\"");
+    kernel.blocks_per_item = static_cast<int>(deck.integer("kernel", "blocks_per_item"));
+  }
   kernel.element_bytes = s.single_precision ? 4 : 8;
   if (norm == NormStrategy::kokkos_kernels && ranks > 1)
     throw deck.error("jacobi", "norm",

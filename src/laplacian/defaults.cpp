@@ -96,7 +96,8 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       // Register blocks with several blocks per work item along the slowest axis (the rows they
       // share come from the L1), 128 threads per block with launch bounds 128. On GPUs in runs of
       // 16 bytes along the contiguous axis where the rows hold whole runs (float quads, double
-      // pairs; else float pairs): a warp then moves 512 bytes per access.
+      // pairs; else float pairs): a warp then moves 512 bytes per access. Runs take 2 blocks a
+      // work item: on H100 ahead of 3 and 4 from 256^3 to 2048 x 1024 x 256 (docs/PERFORMANCE.md).
       struct Blocks {
         int m, m_slow, per_item;
       };
@@ -106,7 +107,7 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
                       : blocked_runs_fit(2, contiguous)                       ? 2
                                                                               : 1;
       const bool in_runs = run > 1;
-      const Blocks blocks = in_runs                   ? Blocks{4, 2, 3}
+      const Blocks blocks = in_runs                   ? Blocks{4, 2, 2}
                             : element_bytes == 8      ? Blocks{8, 1, 3}
                             : layout == Layout::right ? Blocks{4, 2, 3}
                                                       : Blocks{8, 1, 4};
@@ -129,12 +130,6 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       if (limits.gpu)
         default_tile = gpu_blocked_tile(box, a, p.zero_row_ends, p.m_contiguous,
                                         request.whole_warps_along_rows);
-      // Quads whose work groups take a warp or more along the rows: 4 blocks a work item (their
-      // blocks are half the bytes of pairs'); a work group over several shorter rows keeps 3.
-      const std::int64_t along_rows =
-          request.tile[a.contiguous] > 0 ? request.tile[a.contiguous] : default_tile[a.contiguous];
-      if (limits.gpu && p.m_contiguous == 4 && along_rows >= 32)
-        p.blocks_per_item = request.blocks_per_item.value_or(4);
       break;
     }
     case LaplacianKernel::line: {

@@ -54,10 +54,7 @@ const Schema& laplacian_schema() {
            "on GPUs 4 in float where the rows hold whole quads, else 2 where they hold whole "
            "pairs, else 1")
            .int_choices({1, 2, 4}),
-       Key("kernel", "blocks_per_item", T::integer_or_auto, R"("auto")",
-           "blocked: m x m_slow blocks a work item updates one after another along the slowest "
-           "axis (the rows they share come from the L1); others: 1; auto = the kernel's default")
-           .min(1),
+       blocks_per_item_key("blocked (others: 1)"),
        Key("kernel", "parts", T::integer_or_auto, R"("auto")",
            "blocked: parts of the y range run one after another (in one launch); auto = sized so "
            "the m_slow + 2 planes a work item reads fit in a quarter of the last-level cache; "

@@ -33,6 +33,8 @@ Schema poisson_schema(const std::string& solver) {
            "the layout")
            .choices({"auto", "mdrange"})},
       kernel_trait_keys(),
+      {blocks_per_item_key("Jacobi with jacobi.norm = \"blocked\" and kernel.variant = "
+                           "\"mdrange\" (auto also takes the default tile and launch bounds)")},
       {Key("jacobi", "tolerance", T::real, "1e-4",
            "stop when the error sqrt(sum (u_new - u_old)^2 / N) is at most this")
            .min_exclusive(0),
