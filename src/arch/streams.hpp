@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "core/stores.hpp"
 #include "laplacian/stencil.hpp"
@@ -94,13 +95,18 @@ constexpr bool host_prefetch_compiled() {
 }
 
 // A hint that p's stream, read from memory, is read on: on AVX hosts its line `bytes` ahead is
-// prefetched into the L1 (none for 0); nothing elsewhere.
+// prefetched into the L1; nothing elsewhere. Callers with kernel.prefetch = 0 do not call it.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION void prefetch_stream([[maybe_unused]] const T* p,
                                                  [[maybe_unused]] const int bytes) {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
-  x86::prefetch_from_memory(p, bytes);
+  x86::prefetch_ahead(p, bytes);
 #endif
+}
+
+// The run report's words for a line kernel's prefetch distance (kernel.prefetch).
+inline std::string prefetch_words(const int bytes) {
+  return bytes > 0 ? "prefetch " + std::to_string(bytes) + " B ahead" : "no prefetch";
 }
 
 // out[q] = in[q] for q in [0, n); streaming on AVX hosts through `Parts` interleaved streams.

@@ -535,11 +535,8 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
               to_string(kernel.layout) + ", " + mapping + ", tile " +
               format_triple(s.plan.tile_per_axis()) + " (x y z), launch bounds " +
               (kernel.launch_bounds ? std::to_string(kernel.launch_bounds) : std::string("none")) +
-              (fdtd_line_prefetches(kernel, limits.gpu)
-                   ? kernel.prefetch > 0
-                         ? ", prefetch " + std::to_string(kernel.prefetch) + " B ahead"
-                         : std::string(", no prefetch")
-                   : std::string()) +
+              (fdtd_line_prefetches(kernel, limits.gpu) ? ", " + prefetch_words(kernel.prefetch)
+                                                        : std::string()) +
               (s.plan.row_alignment > 1 ? ", rows allocated in multiples of " +
                                               std::to_string(s.plan.row_alignment) + " values"
                                         : std::string()));

@@ -289,9 +289,7 @@ std::string LaplacianPlan::details(const bool gpu) const {
     case LaplacianKernel::line:
       out = plural(params.m, "row", "rows") + " of " + plural(params.m_slow, "plane", "planes") +
             " per work item";
-      if (line_prefetches(params, gpu))
-        out += params.prefetch > 0 ? ", prefetch " + std::to_string(params.prefetch) + " B ahead"
-                                   : ", no prefetch";
+      if (line_prefetches(params, gpu)) out += ", " + prefetch_words(params.prefetch);
       break;
   }
   if (params.kernel != LaplacianKernel::line)

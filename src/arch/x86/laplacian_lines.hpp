@@ -128,8 +128,8 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
       // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one row
       // on) 512 B ahead.
       if (prefetch > 0) {
-        for (int p = 1; p < S; ++p) prefetch_from_memory(c + p * ss + sy + q, prefetch);
-        prefetch_from_memory(c + S * ss + q, prefetch);
+        for (int p = 1; p < S; ++p) prefetch_ahead(c + p * ss + sy + q, prefetch);
+        prefetch_ahead(c + S * ss + q, prefetch);
         prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
         prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
       }

@@ -19,11 +19,6 @@ inline void prefetch_ahead(const T* p, const int bytes) {
   _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + bytes),
                _MM_HINT_T0);
 }
-// The line `bytes` past p for a stream read from memory; nothing for 0 (kernel.prefetch).
-template <class T>
-inline void prefetch_from_memory(const T* p, const int bytes) {
-  if (bytes > 0) prefetch_ahead(p, bytes);
-}
 
 // One 64-byte line at `to` (aligned) from `from` (any alignment) through non-temporal stores.
 inline void stream_cache_line(double* to, const double* from) {
@@ -65,7 +60,7 @@ inline void stream_line(T* out, const int n, const ValueAt& value_at, const T* r
   constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
   alignas(cache_line_bytes) T line[per_line];
   const auto stream_line_at = [&](const int q) {
-    prefetch_from_memory(read_first + q, prefetch);
+    if (prefetch > 0) prefetch_ahead(read_first + q, prefetch);
     for (int p = 0; p < per_line; ++p) line[p] = value_at(q + p);
     stream_cache_line(out + q, line);
   };
