@@ -14,7 +14,8 @@
 // ("unaligned": by loads instead), non-temporal stores. "pattern" loads what the P = 4 stencil
 // loads but only adds three of the vectors; "no stores" computes the P = 4 stencil into a register.
 // "whole rows" zeroes the points before and after each row and so writes every cache line of it
-// with non-temporal stores (the others store each row's partial end lines point by point);
+// with non-temporal stores (the others store each row's partial end lines point by point; "ymm
+// stores": each 64-byte line as two 32-byte non-temporal stores, as kstencil's copy kernel);
 // "prefetched" is that with every stream prefetched (kstencil's stencil_lines_avx512 since the
 // seventh session of 2026-11-24; PREFETCH_AHEAD bytes and PREFETCH_HINT 0-3 = t0, t1, t2, nta
 // change it for the streams from memory). HUGE=1 puts both fields on transparent huge pages.
@@ -81,13 +82,23 @@ inline __attribute__((always_inline)) __m512d shifted(__m512d hi, __m512d lo) {
 // stencil writes the partial first and last line of each row point by point. prefetched: whole
 // rows with every stream prefetched as kstencil's stencil_lines_avx512 does (those from memory
 // 2 KiB ahead, the two from the L2 512 B ahead) instead of one stream 4 KiB ahead.
-enum class Body { stencil, unaligned, pattern, no_stores, tree, whole_rows, prefetched };
+enum class Body {
+  stencil,
+  unaligned,
+  pattern,
+  no_stores,
+  tree,
+  whole_rows,
+  whole_rows_ymm,
+  prefetched
+};
 
 // Planes P of row c (plane stride sx_) at once; see the header.
 template <int P, Body B>
 inline __attribute__((always_inline)) void rows_of_planes(const double* c, double* out) {
   const long n = n_, sx = sx_, sy = sy_;
-  constexpr bool whole = B == Body::whole_rows || B == Body::prefetched;
+  constexpr bool whole =
+      B == Body::whole_rows || B == Body::whole_rows_ymm || B == Body::prefetched;
   // Whole rows start at the boundary point (N a multiple of 8, rows on cache-line boundaries).
   const long k0 = whole ? 0 : first_aligned(out);
   long k = whole ? 0 : 1;
@@ -161,10 +172,16 @@ inline __attribute__((always_inline)) void rows_of_planes(const double* c, doubl
         }
         if (whole && k == 0) sum = _mm512_maskz_mov_pd(0xfe, sum);
         if (whole && k + 8 == n) sum = _mm512_maskz_mov_pd(0x7f, sum);
-        if (B == Body::no_stores)
+        if (B == Body::no_stores) {
           kept = _mm512_add_pd(kept, sum);
-        else
+        } else if (B == Body::whole_rows_ymm) {
+          _mm256_stream_pd(out + p * sx + k,
+                           _mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xf, sum, 0));
+          _mm256_stream_pd(out + p * sx + k + 4,
+                           _mm512_mask_extractf64x4_pd(_mm256_setzero_pd(), 0xf, sum, 1));
+        } else {
           _mm512_stream_pd(out + p * sx + k, sum);
+        }
       }
       before[p] = at[p];
       at[p] = after;
@@ -307,6 +324,9 @@ int main(int argc, char** argv) {
       "4 planes, pattern", [block] { stencil_in_blocks<4, Body::pattern>(block); }, false);
   add(
       "4 planes, whole rows", [block] { stencil_in_blocks<4, Body::whole_rows>(block); }, true);
+  add(
+      "4 planes, whole rows, ymm stores",
+      [block] { stencil_in_blocks<4, Body::whole_rows_ymm>(block); }, true);
   add(
       "1 plane, prefetched", [block] { stencil_in_blocks<1, Body::prefetched>(block); }, true);
   add(
