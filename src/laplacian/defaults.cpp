@@ -97,7 +97,7 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
       // share come from the L1), 128 threads per block with launch bounds 128. On GPUs in runs of
       // 16 bytes along the contiguous axis where the rows hold whole runs (float quads, double
       // pairs; else float pairs): a warp then moves 512 bytes per access. Runs take 2 blocks a
-      // work item: on H100 ahead of 3 and 4 from 256^3 to 2048 x 1024 x 256 (docs/PERFORMANCE.md).
+      // work item: twice the work items of 4, shorter work groups (docs/PERFORMANCE.md, H100).
       struct Blocks {
         int m, m_slow, per_item;
       };
