@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch_test_macros.hpp>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "arch/streams.hpp"
+#include "core/exec_space.hpp"
 #include "core/report.hpp"
 #include "core/timing.hpp"
 
@@ -156,6 +158,30 @@ TEST_CASE("a copy ceiling that stops timing a copy still counts every round and 
   CHECK(copy.kernel_gbs > 0);
   CHECK(copy.deep_copy_gbs > 0);
   CHECK(copy.gbs == std::max(copy.kernel_gbs, copy.deep_copy_gbs));
+}
+
+TEST_CASE("a host's copy ceiling holds at most 8 last-level caches a buffer", "[timing]") {
+  constexpr std::int64_t mib = 1 << 20, llc = 32 * mib;
+  // 384^3 doubles (the FDTD fields' half at 384^3 is 3 times as many): 8 x 32 MiB of doubles.
+  CHECK(copy_ceiling_elements(3 * 56623104, 8, true, llc) == 8 * llc / 8);
+  CHECK(copy_ceiling_elements(3 * 56623104, 4, true, llc) == 8 * llc / 4);
+  CHECK(copy_ceiling_elements(8 * llc / 8, 8, true, llc) == 8 * llc / 8);
+  CHECK(copy_ceiling_elements(1000, 8, true, llc) == 1000);  // smaller: the footprint
+  // GPUs keep the footprint (their L2 is a few tens of MiB, their grids' footprint moves it), as
+  // does a host whose cache is unknown.
+  CHECK(copy_ceiling_elements(3 * 56623104, 8, false, 50 * mib) == 3 * 56623104);
+  CHECK(copy_ceiling_elements(3 * 56623104, 8, true, 0) == 3 * 56623104);
+}
+
+TEST_CASE("the copy ceiling reports the values it copied", "[timing]") {
+  constexpr bool host =
+      std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+  const std::int64_t elements = 1 << 16;
+  CopyCeiling ceiling(elements, 4, 0);
+  ceiling.time_round();
+  CHECK(ceiling.result().elements ==
+        copy_ceiling_elements(elements, 4, host, default_exec_limits().llc_bytes));
+  CHECK(ceiling.result().element_bytes == 4);
 }
 
 // Copies `lengths` elements with copy(out, in, n) from every start offset within a cache line (16

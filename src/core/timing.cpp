@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "arch/streams.hpp"
+#include "core/exec_space.hpp"
 #include "core/huge_pages.hpp"
 
 namespace kstencil {
@@ -21,6 +22,13 @@ TimingStats summarize(std::vector<double> samples_s) {
   stats.min_s = samples_s.front();
   stats.max_s = samples_s.back();
   return stats;
+}
+
+std::int64_t copy_ceiling_elements(const std::int64_t elements, const int element_bytes,
+                                   const bool host, const std::int64_t llc_bytes) {
+  constexpr std::int64_t llcs_a_buffer = 8;
+  if (!host || llc_bytes <= 0 || element_bytes <= 0) return elements;
+  return std::min(elements, llcs_a_buffer * llc_bytes / element_bytes);
 }
 
 namespace detail {
@@ -172,11 +180,15 @@ class TypedCopyCeiling final : public CopyCeiling::Rounds {
 CopyCeiling::CopyCeiling(const std::int64_t elements, const int element_bytes, const int warmup,
                          const int back_to_back) {
   if (back_to_back < 1) throw std::invalid_argument("a copy round needs at least one copy");
+  constexpr bool host =
+      std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value;
+  const std::int64_t copied =
+      copy_ceiling_elements(elements, element_bytes, host, default_exec_limits().llc_bytes);
   seconds_ = detail::timed([&] {
     if (element_bytes == 4)
-      rounds_ = std::make_unique<detail::TypedCopyCeiling<float>>(elements, back_to_back);
+      rounds_ = std::make_unique<detail::TypedCopyCeiling<float>>(copied, back_to_back);
     else
-      rounds_ = std::make_unique<detail::TypedCopyCeiling<double>>(elements, back_to_back);
+      rounds_ = std::make_unique<detail::TypedCopyCeiling<double>>(copied, back_to_back);
   });
   for (int round = 0; round < warmup; ++round) warm_up();
 }

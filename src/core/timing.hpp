@@ -18,17 +18,29 @@ struct TimingStats {
 TimingStats summarize(std::vector<double> samples_s);
 
 struct CopyBandwidth {
-  double gbs = 0;            // the ceiling: the faster of the two copies below
-  double kernel_gbs = 0;     // Kokkos parallel_for copy, (read + write bytes) / median time;
-                             // non-temporal stores on hosts that have them (copy_line)
-  double deep_copy_gbs = 0;  // Kokkos::deep_copy (cudaMemcpy device-to-device on CUDA)
-  std::int64_t elements = 0;
+  double gbs = 0;             // the ceiling: the faster of the two copies below
+  double kernel_gbs = 0;      // Kokkos parallel_for copy, (read + write bytes) / median time;
+                              // non-temporal stores on hosts that have them (copy_line)
+  double deep_copy_gbs = 0;   // Kokkos::deep_copy (cudaMemcpy device-to-device on CUDA)
+  std::int64_t elements = 0;  // a buffer's (copy_ceiling_elements)
   int element_bytes = 0;
 };
+// Both buffers' bytes.
+inline double copy_bytes(const CopyBandwidth& copy) {
+  return 2.0 * static_cast<double>(copy.elements) * copy.element_bytes;
+}
+
+// Values a buffer of the copy ceiling holds for kernels whose footprint is two buffers of
+// `elements`: as many, but on hosts with a known last-level cache at most 8 times it a buffer.
+// Beyond that a host copy's rate no longer depends on its size, and the buffers' first touch is
+// a run's largest cost beside its steps on VMs (docs/PERFORMANCE.md, "How it is measured").
+std::int64_t copy_ceiling_elements(std::int64_t elements, int element_bytes, bool host,
+                                   std::int64_t llc_bytes);
 
 // The copy ceiling of CopyBandwidth timed in rounds between a caller's own timed work, so that a
 // machine's bandwidth drift goes into both: a copy kernel and deep_copy of `elements` values of
-// `element_bytes` (4 or 8), verified once (throws if wrong), after `warmup` untimed rounds.
+// `element_bytes` (4 or 8) a buffer, at most copy_ceiling_elements' on this machine, verified once
+// (throws if wrong), after `warmup` untimed rounds.
 class CopyCeiling {
  public:
   // `back_to_back` > 1: a round times that many copies queued one after another, fenced once (as

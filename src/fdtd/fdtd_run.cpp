@@ -399,6 +399,7 @@ void report_performance(RunReport& report, const FdtdProblem& p, CopyCeiling& ce
       .fact("mcells_per_s", known_or_null(timed, mcells))
       .fact("effective_gbs", known_or_null(timed, gbs))
       .fact("copy_gbs", copy.gbs)
+      .fact("copy_bytes_per_rank", copy_bytes(copy))
       .fact("copy_kernel_gbs", copy.kernel_gbs)
       .fact("copy_deep_copy_gbs", copy.deep_copy_gbs)
       .fact("fom_ratio", known_or_null(timed, gbs / copy.gbs))

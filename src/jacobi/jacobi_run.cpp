@@ -241,6 +241,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       .fact("effective_gbs", gbs)
       .fact("effective_gbs_without_norm", bytes / without_norm.median_s * 1e-9)
       .fact("copy_gbs", copy.gbs)
+      .fact("copy_bytes_per_rank", copy_bytes(copy))
       .fact("fom_ratio", gbs / copy.gbs)
       .timing(with_norm, "iteration", gbs)
       .verification(verification.passed,

@@ -176,6 +176,7 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
       .fact("bytes", bytes)
       .fact("fom_gbs", fom)
       .fact("copy_gbs", copy.gbs)
+      .fact("copy_bytes_per_rank", copy_bytes(copy))
       .fact("copy_kernel_gbs", copy.kernel_gbs)
       .fact("copy_deep_copy_gbs", copy.deep_copy_gbs)
       .fact("fom_ratio", fom / copy.gbs)
