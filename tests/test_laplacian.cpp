@@ -11,6 +11,7 @@
 
 #include "arch/streams.hpp"
 #include "core/deck.hpp"
+#include "core/decomposition.hpp"
 #include "laplacian/compare.hpp"
 #include "laplacian/kernels/blocked.hpp"
 #include "laplacian/laplacian.hpp"
@@ -169,6 +170,34 @@ TEST_CASE("quadratic field: discrete Laplacian is exactly 12 at every interior p
           "[laplacian]") {
   check_exact_quadratic<float, Kokkos::LayoutLeft>({0.5, 1.0, 1.0});
   check_exact_quadratic<float, Kokkos::LayoutRight>({1.0, 1.0, 0.5});
+}
+
+TEMPLATE_TEST_CASE("the sine fill equals test_field_value bitwise on every rank's allocated box",
+                   "[laplacian]", float, double) {
+  using T = TestType;
+  const Grid whole = Grid::whole({19, 23, 17}, {0, 0, 0}, {0.1, 0.2, 0.3});
+  const auto spec = TestFieldSpec::of(TestField::sine, whole);
+  const auto check = [&](auto layout) {
+    using L = decltype(layout);
+    for (const Dims3& coords : {Dims3{0, 0, 0}, Dims3{1, 0, 1}, Dims3{0, 1, 0}}) {
+      const Grid part = part_of(whole, {2, 2, 2}, coords);
+      auto u = allocate_field<T, L>("u", part);
+      fill_test_field(spec, part, u);
+      const auto values = to_host_x_fastest(u, part, part.allocated);
+      std::size_t idx = 0, wrong = 0;
+      for (Index k = part.allocated.lo[2]; k < part.allocated.hi[2]; ++k)
+        for (Index j = part.allocated.lo[1]; j < part.allocated.hi[1]; ++j)
+          for (Index i = part.allocated.lo[0]; i < part.allocated.hi[0]; ++i, ++idx)
+            wrong += !(values[idx] == static_cast<T>(test_field_value(spec, i, j, k)));
+      INFO("part " << coords[0] << " " << coords[1] << " " << coords[2]
+                   << (std::is_same<L, Kokkos::LayoutRight>::value ? ", layout right"
+                                                                   : ", layout left"));
+      CHECK(idx == static_cast<std::size_t>(part.allocated.size()));
+      CHECK(wrong == 0);
+    }
+  };
+  check(Kokkos::LayoutRight{});
+  check(Kokkos::LayoutLeft{});
 }
 
 TEST_CASE("sine field: error against the analytic Laplacian falls 4x per halving of h",
