@@ -67,11 +67,12 @@ TEMPLATE_TEST_CASE("a linear field is a fixed point of Jacobi in 1D, 2D and 3D",
                    Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   const Index3 shapes[] = {{9, 1, 1}, {7, 6, 1}, {5, 6, 7}};
   for (const auto& n : shapes)
-    for (NormStrategy norm :
-         {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::atomic,
-          NormStrategy::kokkos_kernels, NormStrategy::team, NormStrategy::blocked}) {
+    for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::reduce_range,
+                              NormStrategy::atomic, NormStrategy::kokkos_kernels,
+                              NormStrategy::team, NormStrategy::blocked, NormStrategy::line}) {
       const PoissonProblem p = linear_problem(n, {0.5, 0.25, 1.0});
-      if (norm == NormStrategy::blocked && n[2] == 1) {  // 3D grids only, and the plan says so
+      // 3D grids only, and the plan says so.
+      if ((norm == NormStrategy::blocked || norm == NormStrategy::line) && n[2] == 1) {
         JacobiKernelConfig c;
         c.norm = norm;
         const JacobiPlan plan = plan_jacobi(c, p.grid, host_limits());
@@ -116,7 +117,7 @@ TEST_CASE("a manufactured Poisson solution is recovered at second order", "[jaco
   }
 }
 
-TEST_CASE("the six norm strategies agree, and the iterates are bitwise equal", "[jacobi]") {
+TEST_CASE("the seven norm strategies agree, and the iterates are bitwise equal", "[jacobi]") {
   PoissonProblem p;
   p.grid = Grid::whole({13, 11, 9}, {0, 0, 0}, {0.1, 0.2, 0.3});
   p.boundary = [](const Index3& q) { return 1.0 + 0.1 * q[0] - 0.3 * q[2] * q[1]; };
@@ -128,10 +129,14 @@ TEST_CASE("the six norm strategies agree, and the iterates are bitwise equal", "
   auto e = make<double, Kokkos::LayoutRight>(p, NormStrategy::team);
   auto f = make<double, Kokkos::LayoutRight>(p, NormStrategy::blocked);
   auto g = make<double, Kokkos::LayoutLeft>(p, NormStrategy::blocked);
+  auto h = make<double, Kokkos::LayoutRight>(p, NormStrategy::line);
+  auto i = make<double, Kokkos::LayoutLeft>(p, NormStrategy::line);
   for (int it = 0; it < 20; ++it) {
     const double x = *a.iterate(true), y = *b.iterate(true), z = *c.iterate(true),
                  w = *d.iterate(true), v = *e.iterate(true), r = *f.iterate(true),
-                 l = *g.iterate(true);
+                 l = *g.iterate(true), m = *h.iterate(true), n = *i.iterate(true);
+    CHECK(std::abs(x - m) <= 1287 * 2.3e-16 * x);
+    CHECK(std::abs(x - n) <= 1287 * 2.3e-16 * x);
     CHECK(std::abs(x - v) <= 1287 * 2.3e-16 * x);
     CHECK(std::abs(x - r) <= 1287 * 2.3e-16 * x);
     CHECK(std::abs(x - l) <= 1287 * 2.3e-16 * x);
@@ -147,6 +152,8 @@ TEST_CASE("the six norm strategies agree, and the iterates are bitwise equal", "
   CHECK(a.solution_host() == e.solution_host());
   CHECK(a.solution_host() == f.solution_host());
   CHECK(a.solution_host() == g.solution_host());
+  CHECK(a.solution_host() == h.solution_host());
+  CHECK(a.solution_host() == i.solution_host());
 }
 
 TEMPLATE_TEST_CASE("a uniform right-hand side kept as a scalar gives the field's bits", "[jacobi]",
@@ -159,7 +166,8 @@ TEMPLATE_TEST_CASE("a uniform right-hand side kept as a scalar gives the field's
   scalar.uniform_rhs = -1.7;
   REQUIRE(make_poisson_fields<TestType, Kokkos::LayoutRight>(scalar, true).rhs.size() == 1);
   REQUIRE(make_poisson_fields<TestType, Kokkos::LayoutRight>(scalar).rhs.size() == 11 * 10 * 9);
-  for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::team, NormStrategy::blocked}) {
+  for (NormStrategy norm :
+       {NormStrategy::reduce, NormStrategy::team, NormStrategy::blocked, NormStrategy::line}) {
     INFO(to_string(norm));
     auto a = make<TestType, Kokkos::LayoutRight>(field, norm);
     auto b = make<TestType, Kokkos::LayoutRight>(scalar, norm);
@@ -199,13 +207,33 @@ TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host 
   for (IterOrder order : {IterOrder::left, IterOrder::right})
     for (const auto& tile : tiles)
       for (int bound : {0, 128})
-        for (NormStrategy norm :
-             {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::atomic,
-              NormStrategy::kokkos_kernels, NormStrategy::team, NormStrategy::blocked}) {
+        for (NormStrategy norm : {NormStrategy::reduce, NormStrategy::reduce_range,
+                                  NormStrategy::atomic, NormStrategy::kokkos_kernels,
+                                  NormStrategy::team, NormStrategy::blocked, NormStrategy::line}) {
           check(make<T, Kokkos::LayoutLeft>(p, norm, order, tile, bound));
           check(make<T, Kokkos::LayoutRight>(p, norm, order, tile, bound));
         }
-  CHECK(checked == 144);
+  CHECK(checked == 168);
+  // line in blocks of 1 to 7 rows (the interior's 7 rows along y: whole blocks and a partial
+  // last one), with a host core's cache that small.
+  for (const std::int64_t cache : {2 * 4 * 10 * sizeof(T), 2 * 4 * 10 * 3 * sizeof(T), 0ul})
+    for (const Layout layout : {Layout::left, Layout::right}) {
+      ExecLimits limits = host_limits();
+      limits.core_cache_bytes = cache;
+      JacobiKernelConfig c;
+      c.layout = layout;
+      c.norm = NormStrategy::line;
+      c.element_bytes = sizeof(T);
+      const JacobiPlan plan = plan_jacobi(c, p.grid, limits);
+      const int row = layout == Layout::right ? 5 : 10;  // interior points along z / x
+      CHECK(plan.line_rows ==
+            (cache == 0 ? 7 : std::min<int>(7, cache / 2 / (4 * row * sizeof(T)))));
+      if (layout == Layout::right)
+        check(JacobiSolver<T, Kokkos::LayoutRight>(p, plan));
+      else
+        check(JacobiSolver<T, Kokkos::LayoutLeft>(p, plan));
+    }
+  CHECK(checked == 174);
 }
 
 TEST_CASE("seed 004's classic problem prints the seed's history, whatever the layout and norm",
@@ -308,8 +336,9 @@ TEST_CASE("a pipelined solve ends as the plain one: iterations, errors, checkpoi
   for (const PoissonProblem* p : {&p1, &p3})
     for (NormStrategy norm :
          {NormStrategy::reduce, NormStrategy::reduce_range, NormStrategy::kokkos_kernels,
-          NormStrategy::team, NormStrategy::blocked}) {
-      if (norm == NormStrategy::blocked && p == &p1) continue;  // 3D grids only
+          NormStrategy::team, NormStrategy::blocked, NormStrategy::line}) {
+      if ((norm == NormStrategy::blocked || norm == NormStrategy::line) && p == &p1)
+        continue;  // 3D grids only
       // The errors of 40 iterations; tolerances between them stop at chosen iterations.
       const auto history = make<double, Kokkos::LayoutRight>(*p, norm).solve({-1.0, 40, 1}).history;
       REQUIRE(history.size() == 40);
@@ -335,6 +364,21 @@ TEST_CASE("a pipelined solve ends as the plain one: iterations, errors, checkpoi
         compare(make<float, Kokkos::LayoutLeft>(*p, norm),
                 make<float, Kokkos::LayoutLeft>(*p, norm), {0.0, max, 2});
     }
+}
+
+TEST_CASE("the default norm: line on hosts and blocked on GPUs for 3D grids, else reduce / team",
+          "[jacobi]") {
+  const Grid three = Grid::whole({8, 8, 8}, {0, 0, 0}, {1, 1, 1});
+  const Grid two = Grid::whole({8, 8, 1}, {0, 0, 0}, {1, 1, 1});
+  const Grid one = Grid::whole({8, 1, 1}, {0, 0, 0}, {1, 1, 1});
+  CHECK(default_norm_strategy(host_limits(), three) == NormStrategy::line);
+  CHECK(default_norm_strategy(host_limits(), two) == NormStrategy::reduce);
+  CHECK(default_norm_strategy(host_limits(), one) == NormStrategy::reduce);
+  CHECK(default_norm_strategy(h100_limits(), three) == NormStrategy::blocked);
+  CHECK(default_norm_strategy(h100_limits(), two) == NormStrategy::team);
+  CHECK(default_norm_strategy(h100_limits(), one) == NormStrategy::team);
+  CHECK(parse_norm_strategy("line") == NormStrategy::line);
+  CHECK(to_string(NormStrategy::line) == "line");
 }
 
 TEST_CASE("each norm strategy launches the kernels it is named for", "[jacobi]") {
@@ -364,6 +408,8 @@ TEST_CASE("each norm strategy launches the kernels it is named for", "[jacobi]")
   CHECK(launches(NormStrategy::blocked, true) ==
         List{"for kstencil::jacobi::update_blocked_sums", "reduce kstencil::jacobi::item_sums"});
   CHECK(launches(NormStrategy::blocked, false) == List{"for kstencil::jacobi::update_blocked"});
+  CHECK(launches(NormStrategy::line, true) == List{"reduce kstencil::jacobi::line_reduce"});
+  CHECK(launches(NormStrategy::line, false) == List{"for kstencil::jacobi::line"});
   const List kk = launches(NormStrategy::kokkos_kernels, true);
   INFO("kokkos-kernels launched: " << Catch::Detail::stringify(kk));
   REQUIRE(kk.size() == 3);

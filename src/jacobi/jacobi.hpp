@@ -30,11 +30,13 @@ enum class NormStrategy {
   atomic,          // every point atomically adds its square into one global value (seed's baseline)
   kokkos_kernels,  // the update kernel, then KokkosBlas::update (the difference) and
                    // KokkosBlas::nrm2
-  team,    // seed 004's hierarchical sum without a global reduction: each team of a TeamPolicy
-           // updates a piece of a row and writes its partial sum; the last team adds them
-           // (src/jacobi/team.hpp)
-  blocked  // the Laplacian's blocked kernel (3D grids): each work item writes the sum over its
-           // register blocks; a second kernel adds the work items' sums (src/jacobi/blocked.hpp)
+  team,     // seed 004's hierarchical sum without a global reduction: each team of a TeamPolicy
+            // updates a piece of a row and writes its partial sum; the last team adds them
+            // (src/jacobi/team.hpp)
+  blocked,  // the Laplacian's blocked kernel (3D grids): each work item writes the sum over its
+            // register blocks; a second kernel adds the work items' sums (src/jacobi/blocked.hpp)
+  line      // 3D grids: a work item a row along the contiguous axis, vectorised on hosts, its
+            // squares in lanes of double; Kokkos' reduction adds the rows (src/jacobi/line.hpp)
 };
 NormStrategy parse_norm_strategy(const std::string& word);
 // jacobi.norm = "auto": the strategy measured fastest on the backend for the grid's dimension
@@ -76,9 +78,12 @@ struct JacobiPlan {
   // default entries filled in.
   Index3 lower{0, 0, 0}, upper{0, 0, 0};
   std::array<std::int64_t, 3> tile{1, 1, 1};
-  // reduce-range: the interior per axis x y z (local indices), walked as one flat range.
+  // reduce-range and line: the interior per axis x y z (local indices), walked as one flat range
+  // (line: as rows along the contiguous axis).
   std::array<int, 3> box_lo{0, 0, 0}, box_extent{0, 0, 0};
   std::int64_t box_size = 0;
+  // line: rows (y) a block, whose three planes' rows fit half a host core's cache (GPUs: all).
+  int line_rows = 0;
   // team: `league` teams of `team_size` threads (0: Kokkos::AUTO), each over up to `team_chunk`
   // points along team_axes[0] (the contiguous axis; team_chunks per row) by `team_march` planes
   // along team_axes[2] (the slowest), rows along team_axes[1] fastest in the league.

@@ -16,6 +16,7 @@ NormStrategy parse_norm_strategy(const std::string& word) {
   if (word == "kokkos-kernels") return NormStrategy::kokkos_kernels;
   if (word == "team") return NormStrategy::team;
   if (word == "blocked") return NormStrategy::blocked;
+  if (word == "line") return NormStrategy::line;
   throw std::invalid_argument("unknown norm strategy " + word);
 }
 
@@ -33,15 +34,16 @@ std::string to_string(NormStrategy strategy) {
       return "team";
     case NormStrategy::blocked:
       return "blocked";
+    case NormStrategy::line:
+      return "line";
   }
   return "?";
 }
 
 NormStrategy default_norm_strategy(const ExecLimits& limits, const Grid& grid) {
-  if (!limits.gpu) return NormStrategy::reduce;
   for (int d = 0; d < 3; ++d)
-    if (is_collapsed(grid, d)) return NormStrategy::team;
-  return NormStrategy::blocked;
+    if (is_collapsed(grid, d)) return limits.gpu ? NormStrategy::team : NormStrategy::reduce;
+  return limits.gpu ? NormStrategy::blocked : NormStrategy::line;
 }
 
 JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& grid, Layout layout,
@@ -181,6 +183,26 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
   }
 }
 
+// The line strategy's blocks: on hosts as many rows as keep the rows of the three planes a row
+// reads and of the right-hand side in half a core's own cache (as the Laplacian's and FDTD's host
+// rows), so that the plane beside a block comes from that cache when the sweep reaches it.
+void plan_line(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
+  for (int d = 0; d < 3; ++d)
+    if (is_collapsed(grid, d)) {
+      plan.problem = "jacobi.norm = \"line\" needs a 3D grid (the grid has one point along " +
+                     std::string(1, "xyz"[d]) + ")";
+      return;
+    }
+  const int fast = plan.config.layout == Layout::right ? 2 : 0;
+  const std::int64_t row_bytes =
+      std::int64_t(std::max(plan.box_extent[fast], 1)) * plan.config.element_bytes;
+  constexpr std::int64_t rows_read = 4;  // three planes' rows and the right-hand side's
+  plan.line_rows = plan.box_extent[1];
+  if (!limits.gpu && limits.core_cache_bytes > 0)
+    plan.line_rows = static_cast<int>(std::clamp<std::int64_t>(
+        limits.core_cache_bytes / 2 / (rows_read * row_bytes), 1, plan.box_extent[1]));
+}
+
 }  // namespace
 
 std::string JacobiPlan::describe() const {
@@ -193,6 +215,10 @@ std::string JacobiPlan::describe() const {
                 : std::string()) +
            ", " + std::to_string(team_march) + (team_march == 1 ? " plane" : " planes") +
            " a team; the last team adds the sums";
+  if (config.norm == NormStrategy::line)
+    return std::string("a row along ") + "xyz"[config.layout == Layout::right ? 2 : 0] +
+           " a work item, " + std::to_string(line_rows) +
+           " rows a block, the squares in 8 lanes of double a row";
   if (!blocked) return mapping.describe();
   return blocked->policy_description() + "; " + blocked->details(gpu) +
          (sum_lanes > 1 ? "; norm sums added over " + std::to_string(sum_lanes) + " lanes a warp"
@@ -227,6 +253,7 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const
   plan.tile = planned.tile;
   plan.problem = planned.problem;
   plan.gpu = limits.gpu;
+  if (config.norm == NormStrategy::line) plan_line(plan, grid, limits);
   if (config.norm == NormStrategy::team) plan_teams(plan, grid, box, limits);
   if (config.norm == NormStrategy::blocked) plan_blocked(plan, grid, box, limits);
   if (config.norm == NormStrategy::kokkos_kernels) plan.sum_points = grid.allocated.size();

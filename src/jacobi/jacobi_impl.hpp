@@ -17,6 +17,7 @@
 #include "jacobi/blocked.hpp"
 #include "jacobi/formula.hpp"
 #include "jacobi/jacobi.hpp"
+#include "jacobi/line.hpp"
 #include "jacobi/team.hpp"
 #include "jacobi/update.hpp"
 
@@ -211,6 +212,9 @@ void JacobiSolver<T, KokkosLayout>::update_part(const JacobiPlan& plan, bool nor
       updated_.make_wait(side);
       SumParts::launch(side, "kstencil::jacobi::item_sums", item_sums, slots, sum);
     }
+  } else if (plan.config.norm == NormStrategy::line) {
+    launch_line_update<T, KokkosLayout>(plan, formula, has_rhs_, rhs_, rhs_value, old_, new_, norm,
+                                        sum);
   } else if (plan.config.norm == NormStrategy::team) {
     if (plan.league > 0)
       launch_team_update<T, KokkosLayout>(plan, update, norm, team_sums_, teams_finished_,

@@ -62,13 +62,14 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
                      "Kokkos Kernels' nrm2 sums every stored point, the ghost layers of " +
                          std::to_string(ranks) + " ranks included",
                      "\"reduce\", \"reduce-range\" or \"atomic\" on several ranks");
-  for (int d = 0; d < 3 && norm == NormStrategy::blocked; ++d)
+  for (int d = 0; d < 3 && (norm == NormStrategy::blocked || norm == NormStrategy::line); ++d)
     if (is_collapsed(grid, d))
-      throw deck.error(
-          "jacobi", "norm",
-          "\"blocked\" updates 3D grids; this grid has one point along " + std::string(1, "xyz"[d]),
-          "\"auto\", \"reduce\", \"reduce-range\", \"atomic\", "
-          "\"kokkos-kernels\" or \"team\" for 1D and 2D grids");
+      throw deck.error("jacobi", "norm",
+                       "\"" + to_string(norm) +
+                           "\" updates 3D grids; this grid has one point along " +
+                           std::string(1, "xyz"[d]),
+                       "\"auto\", \"reduce\", \"reduce-range\", \"atomic\", "
+                       "\"kokkos-kernels\" or \"team\" for 1D and 2D grids");
   s.plan = plan_jacobi(kernel, grid, limits);
   if (s.plan.problem) throw tile_error(deck, limits, *s.plan.problem);
   if (ranks > 1 && s.mpi.overlap) {

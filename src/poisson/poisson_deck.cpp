@@ -46,8 +46,9 @@ Schema poisson_schema(const std::string& solver) {
            "computed); 0 = never")
            .min(0),
        Key("jacobi", "norm", T::string, R"("auto")",
-           "how the error is summed: auto = the backend's fastest (blocked on GPUs for 3D grids, "
-           "team for 1D and 2D, reduce on hosts; docs/PERFORMANCE.md); reduce = Kokkos' "
+           "how the error is summed: auto = the backend's fastest (3D grids: blocked on GPUs, "
+           "line on hosts; 1D and 2D: team on GPUs, reduce on hosts; docs/PERFORMANCE.md); "
+           "reduce = Kokkos' "
            "hierarchical reduction in the update "
            "kernel (MDRange parallel_reduce: tile and launch bounds apply); reduce-range = the "
            "same through a flat RangePolicy; atomic = one atomic add per point into one global "
@@ -59,9 +60,12 @@ Schema poisson_schema(const std::string& solver) {
            "thread sums its own squares in the field's type); blocked (3D grids) = the "
            "Laplacian's blocked kernel, each work item writes the sum over its register blocks "
            "(in the field's type), a second kernel adds them in double (kernel.tile and "
-           "launch_bounds: 0 takes the Laplacian's blocked defaults)")
-           .choices(
-               {"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team", "blocked"})},
+           "launch_bounds: 0 takes the Laplacian's blocked defaults); line (3D grids) = a work "
+           "item updates a row along the contiguous axis, vectorised on hosts, and sums its "
+           "squares in double, Kokkos' reduction adds the rows (ignores kernel.tile and "
+           "launch_bounds)")
+           .choices({"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team",
+                     "blocked", "line"})},
       {Key("cg", "tolerance", T::real, "1e-4",
            "stop when ||b - A u|| / (d sqrt(N)) is at most this: the change one more Jacobi "
            "iteration would make, in [jacobi] tolerance's measure, so equal tolerances compare")
