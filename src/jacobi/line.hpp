@@ -29,12 +29,16 @@ struct LineUpdate {
   Kokkos::Array<int, 3> lo, extent;  // the box, local indices per axis x y z
   int block;                         // rows (y) a block: all planes of one block, then the next
 
-  static constexpr bool right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
-  static constexpr int fast = right ? 2 : 0, slow = right ? 0 : 2;
-  // Values a row computes before it stores them and sums their squares: chunks start on the
-  // output's cache lines, so that only a row's two ends are partial lines.
-  static constexpr int chunk = 512;
-  static constexpr int per_line = 64 / static_cast<int>(sizeof(T));
+  // Enumerators, not static data members: nvcc does not see those in device code once they are
+  // used as array indices. chunk: the values a row computes before it stores them and sums their
+  // squares; chunks start on the output's cache lines, so that only a row's two ends are partial.
+  enum : int {
+    right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value,
+    fast = right ? 2 : 0,
+    slow = right ? 0 : 2,
+    chunk = 512,
+    per_line = 64 / static_cast<int>(sizeof(T))
+  };
 
   // Work item `item`: the rows of one block (`block` rows along y) in one plane of the slowest
   // axis, blocks outermost, so that a block's three planes stay in a core's cache while the sweep
