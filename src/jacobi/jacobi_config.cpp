@@ -218,7 +218,7 @@ std::string JacobiPlan::describe() const {
   if (config.norm == NormStrategy::line)
     return std::string("a row along ") + "xyz"[config.layout == Layout::right ? 2 : 0] +
            " a work item, " + std::to_string(line_rows) +
-           " rows a block, the squares in 8 lanes of double a row";
+           " rows a block, the squares in 32 lanes of double a row";
   if (!blocked) return mapping.describe();
   return blocked->policy_description() + "; " + blocked->details(gpu) +
          (sum_lanes > 1 ? "; norm sums added over " + std::to_string(sum_lanes) + " lanes a warp"

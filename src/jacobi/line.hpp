@@ -1,7 +1,7 @@
 #pragma once
 // line (3D grids; the hosts' default): a work item updates one row along the fields' contiguous
 // axis through restrict pointers, so that host compilers vectorise the update and the squares of
-// its changes (eight lanes of double a row); Kokkos' reduction adds the rows' sums. Kokkos 3.4's
+// its changes (32 lanes of double a row); Kokkos' reduction adds the rows' sums. Kokkos 3.4's
 // host MDRange runs the update point by point, at a fifth of the copy's bandwidth on 2 cores
 // (docs/PERFORMANCE.md, Jacobi on hosts). The values go out through store_line: non-temporal
 // whole cache lines on AVX hosts, as the Laplacian's host rows.
@@ -37,7 +37,10 @@ struct LineUpdate {
     fast = right ? 2 : 0,
     slow = right ? 0 : 2,
     chunk = 512,
-    per_line = 64 / static_cast<int>(sizeof(T))
+    per_line = 64 / static_cast<int>(sizeof(T)),
+    // Partial sums of the squares a row keeps: four vectors of eight doubles, so that four
+    // chains of additions run side by side (eight lanes were one chain's latency a vector).
+    sum_lanes = 32
   };
 
   // Work item `item`: the rows of one block (`block` rows along y) in one plane of the slowest
@@ -80,7 +83,7 @@ struct LineUpdate {
     const JacobiFormula<T> form = formula;
     const T uniform = rhs_value;
     const int n = extent[fast];
-    double lanes[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    double lanes[sum_lanes] = {};
     T values[chunk];
     int q = 0;
     int length = chunk - static_cast<int>(reinterpret_cast<std::uintptr_t>(out) / sizeof(T) %
@@ -100,15 +103,15 @@ struct LineUpdate {
       for (; k < length; ++k) values[k] = value(k);
       if (Norm) {
         int m = 0;
-        for (; m + 8 <= length; m += 8)
-          for (int l = 0; l < 8; ++l) {
+        for (; m + sum_lanes <= length; m += sum_lanes)
+          for (int l = 0; l < sum_lanes; ++l) {
             const double change =
                 static_cast<double>(values[m + l]) - static_cast<double>(centre[q + m + l]);
             lanes[l] += change * change;
           }
         for (; m < length; ++m) {
           const double change = static_cast<double>(values[m]) - static_cast<double>(centre[q + m]);
-          lanes[m % 8] += change * change;
+          lanes[m % sum_lanes] += change * change;
         }
       }
       store_line<Streaming>(
@@ -116,8 +119,9 @@ struct LineUpdate {
       q += length;
       length = chunk;
     }
-    return ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
-           ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+    double sum = 0;
+    for (int l = 0; l < sum_lanes; ++l) sum += lanes[l];
+    return sum;
   }
 };
 
