@@ -378,6 +378,13 @@ TEST_CASE("the default norm: line on hosts and blocked on GPUs for 3D grids, els
   CHECK(default_norm_strategy(h100_limits(), two) == NormStrategy::team);
   CHECK(default_norm_strategy(h100_limits(), one) == NormStrategy::team);
   CHECK(parse_norm_strategy("line") == NormStrategy::line);
+  // line is a host kernel: a GPU plan says so.
+  JacobiKernelConfig line;
+  line.norm = NormStrategy::line;
+  const JacobiPlan on_gpu = plan_jacobi(line, three, h100_limits());
+  REQUIRE(on_gpu.problem);
+  CHECK(on_gpu.problem->find("host kernel") != std::string::npos);
+  CHECK_FALSE(plan_jacobi(line, three, host_limits()).problem);
   CHECK(to_string(NormStrategy::line) == "line");
 }
 

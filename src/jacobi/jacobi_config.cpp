@@ -193,12 +193,16 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
                      std::string(1, "xyz"[d]) + ")";
       return;
     }
+  if (limits.gpu) {
+    plan.problem = std::string(line_on_gpu_problem);
+    return;
+  }
   const int fast = plan.config.layout == Layout::right ? 2 : 0;
   const std::int64_t row_bytes =
       std::int64_t(std::max(plan.box_extent[fast], 1)) * plan.config.element_bytes;
   constexpr std::int64_t rows_read = 4;  // three planes' rows and the right-hand side's
   plan.line_rows = plan.box_extent[1];
-  if (!limits.gpu && limits.core_cache_bytes > 0)
+  if (limits.core_cache_bytes > 0)
     plan.line_rows = static_cast<int>(std::clamp<std::int64_t>(
         limits.core_cache_bytes / 2 / (rows_read * row_bytes), 1, plan.box_extent[1]));
 }

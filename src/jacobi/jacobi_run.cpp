@@ -70,6 +70,11 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
                            std::string(1, "xyz"[d]),
                        "\"auto\", \"reduce\", \"reduce-range\", \"atomic\", "
                        "\"kokkos-kernels\" or \"team\" for 1D and 2D grids");
+  if (norm == NormStrategy::line && limits.gpu)
+    throw deck.error("jacobi", "norm",
+                     "\"line\" is a host kernel (a row a work item: on an H100 0.001 of the copy)",
+                     "\"auto\", \"blocked\", \"team\", \"reduce\", \"reduce-range\", "
+                     "\"atomic\" or \"kokkos-kernels\" on GPUs");
   s.plan = plan_jacobi(kernel, grid, limits);
   if (s.plan.problem) throw tile_error(deck, limits, *s.plan.problem);
   if (ranks > 1 && s.mpi.overlap) {

@@ -60,7 +60,8 @@ Schema poisson_schema(const std::string& solver) {
            "thread sums its own squares in the field's type); blocked (3D grids) = the "
            "Laplacian's blocked kernel, each work item writes the sum over its register blocks "
            "(in the field's type), a second kernel adds them in double (kernel.tile and "
-           "launch_bounds: 0 takes the Laplacian's blocked defaults); line (3D grids) = a work "
+           "launch_bounds: 0 takes the Laplacian's blocked defaults); line (3D grids, hosts) = a "
+           "work "
            "item updates a row along the contiguous axis, vectorised on hosts, and sums its "
            "squares in double, Kokkos' reduction adds the rows (ignores kernel.tile and "
            "launch_bounds)")
