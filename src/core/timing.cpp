@@ -182,8 +182,8 @@ CopyCeiling::CopyCeiling(const std::int64_t elements, const int element_bytes, c
   if (back_to_back < 1) throw std::invalid_argument("a copy round needs at least one copy");
   constexpr bool host =
       std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value;
-  const std::int64_t copied =
-      copy_ceiling_elements(elements, element_bytes, host, default_exec_limits().llc_bytes);
+  const std::int64_t copied = copy_ceiling_elements(elements, element_bytes, host,
+                                                    host ? default_exec_limits().llc_bytes : 0);
   seconds_ = detail::timed([&] {
     if (element_bytes == 4)
       rounds_ = std::make_unique<detail::TypedCopyCeiling<float>>(copied, back_to_back);

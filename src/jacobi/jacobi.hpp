@@ -39,10 +39,6 @@ enum class NormStrategy {
             // squares in lanes of double; Kokkos' reduction adds the rows (src/jacobi/line.hpp)
 };
 NormStrategy parse_norm_strategy(const std::string& word);
-// Why line does not run on GPUs (the plan's problem and the deck's error).
-inline constexpr const char* line_on_gpu_problem =
-    "jacobi.norm = \"line\" is a host kernel (a row a work item: on an H100 0.001 of the copy); "
-    "GPUs: \"blocked\" (the default for 3D grids), \"team\", \"reduce\"";
 // jacobi.norm = "auto": the strategy measured fastest on the backend for the grid's dimension
 // (docs/PERFORMANCE.md, Jacobi).
 NormStrategy default_norm_strategy(const ExecLimits& limits, const Grid& grid);
@@ -86,7 +82,8 @@ struct JacobiPlan {
   // (line: as rows along the contiguous axis).
   std::array<int, 3> box_lo{0, 0, 0}, box_extent{0, 0, 0};
   std::int64_t box_size = 0;
-  // line (hosts only): rows (y) a block, whose three planes' rows fit half a core's cache.
+  // line (hosts only): rows (y) a block, at least 1, whose three planes' rows fit half a core's
+  // cache.
   int line_rows = 0;
   // team: `league` teams of `team_size` threads (0: Kokkos::AUTO), each over up to `team_chunk`
   // points along team_axes[0] (the contiguous axis; team_chunks per row) by `team_march` planes

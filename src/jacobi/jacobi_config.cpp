@@ -194,17 +194,21 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
       return;
     }
   if (limits.gpu) {
-    plan.problem = std::string(line_on_gpu_problem);
+    plan.problem =
+        "jacobi.norm = \"line\" is a host kernel (a row a work item: on an H100 0.001 of the "
+        "copy); GPUs: \"blocked\" (the default for 3D grids), \"team\", \"reduce\"";
     return;
   }
   const int fast = plan.config.layout == Layout::right ? 2 : 0;
   const std::int64_t row_bytes =
       std::int64_t(std::max(plan.box_extent[fast], 1)) * plan.config.element_bytes;
   constexpr std::int64_t rows_read = 4;  // three planes' rows and the right-hand side's
-  plan.line_rows = plan.box_extent[1];
-  if (limits.core_cache_bytes > 0)
-    plan.line_rows = static_cast<int>(std::clamp<std::int64_t>(
-        limits.core_cache_bytes / 2 / (rows_read * row_bytes), 1, plan.box_extent[1]));
+  const std::int64_t rows_fit = limits.core_cache_bytes > 0
+                                    ? limits.core_cache_bytes / 2 / (rows_read * row_bytes)
+                                    : plan.box_extent[1];
+  // At least one row, also for an empty part of an overlapped update.
+  plan.line_rows = static_cast<int>(
+      std::max<std::int64_t>(std::min<std::int64_t>(rows_fit, plan.box_extent[1]), 1));
 }
 
 }  // namespace

@@ -1,11 +1,9 @@
 #pragma once
 // line (3D grids; the hosts' default): a work item updates one row along the fields' contiguous
 // axis through restrict pointers, so that host compilers vectorise the update and the squares of
-// its changes (32 lanes of double a row); Kokkos' reduction adds the rows' sums. Kokkos 3.4's
-// host MDRange runs the update point by point, at a fifth of the copy's bandwidth on 2 cores
-// (docs/PERFORMANCE.md, Jacobi on hosts). The values go out through store_line: non-temporal
-// whole cache lines on AVX hosts, as the Laplacian's host rows.
-#include <algorithm>
+// its changes (32 lanes of double a row), where Kokkos 3.4's host MDRange runs the update point
+// by point; Kokkos' reduction adds the rows' sums. The values go out through store_line:
+// non-temporal whole cache lines on AVX hosts, as the Laplacian's host rows.
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -38,14 +36,14 @@ struct LineUpdate {
     slow = right ? 0 : 2,
     chunk = 512,
     per_line = 64 / static_cast<int>(sizeof(T)),
-    // Partial sums of the squares a row keeps: four vectors of eight doubles, so that four
-    // chains of additions run side by side (eight lanes were one chain's latency a vector).
+    // Partial sums of the squares a row keeps: four vectors of eight doubles, four independent
+    // chains of additions (one chain waits on each addition's latency).
     sum_lanes = 32
   };
 
   // Work item `item`: the rows of one block (`block` rows along y) in one plane of the slowest
   // axis, blocks outermost, so that a block's three planes stay in a core's cache while the sweep
-  // moves on by a plane; its stores fenced once (a fence a row waited for every row's stores).
+  // moves on by a plane; its stores fenced once (a fence waits for every store before it).
   // With Norm, the sum of its squared changes.
   KOKKOS_INLINE_FUNCTION double update_item(const int item) const {
     const int planes = extent[slow];
@@ -147,7 +145,7 @@ void launch_line_update(const JacobiPlan& plan, const JacobiFormula<T>& formula,
                         const Field<T, KokkosLayout>& new_values, const bool norm, const Sum& sum) {
   constexpr bool streaming = host_streaming_stores_compiled() && kernels_on_host;
   constexpr int fast = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value ? 2 : 0;
-  const int block = std::max(std::min(plan.line_rows, plan.box_extent[1]), 1);
+  const int block = plan.line_rows;
   const int items = plan.box_extent[fast] > 0
                         ? (plan.box_extent[1] + block - 1) / block * plan.box_extent[2 - fast]
                         : 0;
@@ -157,9 +155,7 @@ void launch_line_update(const JacobiPlan& plan, const JacobiFormula<T>& formula,
   const auto launch = [&](auto field, auto norm) {
     constexpr bool F = decltype(field)::value, N = decltype(norm)::value;
     using Update = LineUpdate<T, KokkosLayout, streaming, F, N>;
-    const Update update{
-        old_values, new_values, rhs,    formula,
-        rhs_value,  lo,         extent, std::max(std::min(plan.line_rows, extent[1]), 1)};
+    const Update update{old_values, new_values, rhs, formula, rhs_value, lo, extent, block};
     if constexpr (N)
       Kokkos::parallel_reduce("kstencil::jacobi::line_reduce", policy, LineRowSums<Update>{update},
                               sum);

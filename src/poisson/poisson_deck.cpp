@@ -48,9 +48,8 @@ Schema poisson_schema(const std::string& solver) {
        Key("jacobi", "norm", T::string, R"("auto")",
            "how the error is summed: auto = the backend's fastest (3D grids: blocked on GPUs, "
            "line on hosts; 1D and 2D: team on GPUs, reduce on hosts; docs/PERFORMANCE.md); "
-           "reduce = Kokkos' "
-           "hierarchical reduction in the update "
-           "kernel (MDRange parallel_reduce: tile and launch bounds apply); reduce-range = the "
+           "reduce = Kokkos' hierarchical reduction in the update kernel (MDRange parallel_reduce: "
+           "tile and launch bounds apply); reduce-range = the "
            "same through a flat RangePolicy; atomic = one atomic add per point into one global "
            "value (the seed's naive baseline); kokkos-kernels = the update kernel, then "
            "KokkosBlas::update and KokkosBlas::nrm2 on the difference (sums in the field's "
@@ -61,10 +60,8 @@ Schema poisson_schema(const std::string& solver) {
            "Laplacian's blocked kernel, each work item writes the sum over its register blocks "
            "(in the field's type), a second kernel adds them in double (kernel.tile and "
            "launch_bounds: 0 takes the Laplacian's blocked defaults); line (3D grids, hosts) = a "
-           "work "
-           "item updates a row along the contiguous axis, vectorised on hosts, and sums its "
-           "squares in double, Kokkos' reduction adds the rows (ignores kernel.tile and "
-           "launch_bounds)")
+           "work item updates a row along the contiguous axis, vectorised, and sums its squares "
+           "in double, Kokkos' reduction adds the rows (ignores kernel.tile and launch_bounds)")
            .choices({"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team",
                      "blocked", "line"})},
       {Key("cg", "tolerance", T::real, "1e-4",
