@@ -4,14 +4,19 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
+#include "arch/streams.hpp"
 #include "core/warp_sum.hpp"
 #include "jacobi/blocked.hpp"
+#include "jacobi/formula.hpp"
 #include "jacobi/jacobi.hpp"
 #include "jacobi/jacobi_run.hpp"
 #include "limits.hpp"
@@ -215,25 +220,154 @@ TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host 
         }
   CHECK(checked == 168);
   // line in blocks of 1 to 7 rows (the interior's 7 rows along y: whole blocks and a partial
-  // last one), with a host core's cache that small.
-  for (const std::int64_t cache : {2 * 4 * 10 * sizeof(T), 2 * 4 * 10 * 3 * sizeof(T), 0ul})
+  // last one), with a host core's cache that small: a block's rows are those of the planes it
+  // updates, the two beside them and the right-hand side's.
+  JacobiKernelConfig c;
+  c.norm = NormStrategy::line;
+  c.element_bytes = sizeof(T);
+  const std::int64_t rows_read = 2 * plan_jacobi(c, p.grid, host_limits()).line_planes + 2;
+  for (const std::int64_t cache :
+       {2 * rows_read * 10 * sizeof(T), 2 * rows_read * 10 * 3 * sizeof(T), 0ul})
     for (const Layout layout : {Layout::left, Layout::right}) {
       ExecLimits limits = host_limits();
       limits.core_cache_bytes = cache;
-      JacobiKernelConfig c;
       c.layout = layout;
-      c.norm = NormStrategy::line;
-      c.element_bytes = sizeof(T);
       const JacobiPlan plan = plan_jacobi(c, p.grid, limits);
       const int row = layout == Layout::right ? 5 : 10;  // interior points along z / x
       CHECK(plan.line_rows ==
-            (cache == 0 ? 7 : std::min<int>(7, cache / 2 / (4 * row * sizeof(T)))));
+            (cache == 0 ? 7 : std::min<int>(7, cache / 2 / (rows_read * row * sizeof(T)))));
       if (layout == Layout::right)
         check(JacobiSolver<T, Kokkos::LayoutRight>(p, plan));
       else
         check(JacobiSolver<T, Kokkos::LayoutLeft>(p, plan));
     }
   CHECK(checked == 174);
+}
+
+TEMPLATE_TEST_CASE(
+    "line's rows: 1, 2 or 4 planes a work item, whole lines with their ends kept, "
+    "match the host reference bitwise",
+    "[jacobi]", float, double) {
+  using T = TestType;
+  // Rows long enough for vectors; the extents (boundary included) along the contiguous axis let
+  // the rows with their two ends fill whole cache lines (32) or not (29); planes 64-byte multiples
+  // apart (6 x 32 values), so a work item's planes go together on AVX-512 hosts, or not (5 x 29);
+  // 5 interior planes: a whole group of 4 and a partial one. The right-hand side varies along
+  // every axis, so that a plane reading another's would show.
+  for (const Index contiguous : {Index(32), Index(29)})
+    for (const Layout layout : {Layout::left, Layout::right}) {
+      const Index rows = contiguous == 32 ? 6 : 5;
+      PoissonProblem p;
+      p.grid = layout == Layout::right
+                   ? Grid::whole({7, rows, contiguous}, {0, 0, 0}, {0.1, 0.15, 0.2})
+                   : Grid::whole({contiguous, rows, 7}, {0, 0, 0}, {0.2, 0.15, 0.1});
+      p.boundary = [](const Index3& q) { return std::sin(0.7 * q[0]) + q[1] - 0.5 * q[2]; };
+      p.rhs = [](const Index3& q) { return 0.25 * q[0] * q[1] - 0.1 * q[2]; };
+      p.initial = [](const Index3& q) { return 0.01 * (q[0] + 2 * q[1] + 3 * q[2]); };
+      const Index3 n = p.grid.points;
+      const double points = double(n[0]) * n[1] * n[2];  // the error's mean is over all points
+      std::vector<T> rhs(n[0] * n[1] * n[2], T(0));
+      for (Index k = 0; k < n[2]; ++k)
+        for (Index j = 0; j < n[1]; ++j)
+          for (Index i = 0; i < n[0]; ++i)
+            if (!is_boundary(p.grid, {i, j, k}))
+              rhs[i + n[0] * (j + n[1] * k)] = T(p.rhs({i, j, k}));
+      JacobiKernelConfig c;
+      c.layout = layout;
+      c.norm = NormStrategy::line;
+      c.element_bytes = sizeof(T);
+      const JacobiPlan planned = plan_jacobi(c, p.grid, host_limits());
+      // The whole interior: no part updates the rows' ends; a part of an overlapped update whose
+      // rows end at points another part updates keeps its rows' ends untouched.
+      CHECK(planned.line_ends == RowEnds::input);
+      const int fast = layout == Layout::right ? 2 : 0;
+      Box part = p.grid.to_local(owned_interior(p.grid));
+      part.hi[fast] -= 1;
+      CHECK(plan_jacobi(c, p.grid, part, host_limits()).line_ends == RowEnds::none);
+      part.hi[fast] += 1;
+      part.lo[1] += 1;  // a shell part along y: its rows span the update along the contiguous axis
+      CHECK(plan_jacobi(c, p.grid, part, host_limits()).line_ends == RowEnds::input);
+      for (const int planes : {1, 2, 4})
+        for (const RowEnds ends : {RowEnds::none, RowEnds::input})
+          for (const int block : {1, 3}) {
+            INFO("extent " << contiguous << (layout == Layout::right ? " right" : " left")
+                           << ", planes " << planes << ", ends kept " << (ends == RowEnds::input)
+                           << ", rows a block " << block);
+            JacobiPlan plan = planned;
+            plan.line_planes = planes;
+            plan.line_ends = ends;
+            plan.line_rows = block;
+            const auto check = [&](auto solver) {
+              std::vector<T> values = solver.solution_host(), next;
+              const double tolerance = jacobi_error_tolerance(solver.plan(), points);
+              for (int it = 0; it < 3; ++it) {
+                const double error = *solver.iterate(true);
+                const double want =
+                    std::sqrt(jacobi_reference_iteration(p.grid, values, rhs, next) / points);
+                values.swap(next);
+                CHECK(std::abs(error - want) <= tolerance * want);
+              }
+              CHECK(solver.solution_host() == values);
+            };
+            if (layout == Layout::right)
+              check(JacobiSolver<T, Kokkos::LayoutRight>(p, plan));
+            else
+              check(JacobiSolver<T, Kokkos::LayoutLeft>(p, plan));
+          }
+    }
+}
+
+TEMPLATE_TEST_CASE(
+    "stencil_lines: the streamed rows and the portable ones store the same bits "
+    "and sum the same squares",
+    "[jacobi]", float, double) {
+  using T = TestType;
+  // 8 planes of 6 rows of 40 values (layout right, z contiguous): 240 values a plane, a multiple
+  // of 64 bytes, so S planes go together on AVX-512 hosts; rows of 38 points (with their ends 40:
+  // whole lines for double, not for float) starting at 1 and of 29 starting at 5.
+  using View = Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace>;
+  const View in("in", 8, 6, 40), streamed("streamed", 8, 6, 40), portable("portable", 8, 6, 40);
+  for (int x = 0; x < 8; ++x)
+    for (int y = 0; y < 6; ++y)
+      for (int z = 0; z < 40; ++z) in(x, y, z) = T(std::sin(0.3 * x + 0.7 * y + 0.11 * z * z));
+  const std::ptrdiff_t ss = in.stride(0), sy = in.stride(1);
+  JacobiFormula<T> formula{T(1.5), T(0.75), T(2.25), T(1) / T(9), true, true, true};
+  const JacobiPoint<T, true> point{formula, &in(1, 1, 1), T(0)};  // f: the input itself
+  for (const auto& [start, n] : {std::pair<int, int>{1, 38}, std::pair<int, int>{5, 29}})
+    for (const RowEnds ends : {RowEnds::none, RowEnds::input, RowEnds::zero}) {
+      INFO("row from " << start << ", " << n << " points, ends " << static_cast<int>(ends));
+      Kokkos::deep_copy(streamed, in);
+      Kokkos::deep_copy(portable, in);
+      const auto rows = [&](const auto planes, auto streaming, const View& out) {
+        double sum = 0;
+        for (int y = 1; y < 5; ++y) {
+          JacobiPoint<T, true> row = point;
+          row.f = &in(1, y, start);
+          sum += stencil_lines<decltype(streaming)::value, decltype(planes)::value,
+                               Kokkos::LayoutRight, true>(&in(1, y, start), &out(1, y, start), n,
+                                                          decltype(planes)::value, ss, sy, row,
+                                                          ends, 2048);
+        }
+        fence_streamed_stores<decltype(streaming)::value>();
+        return sum;
+      };
+      const auto compare = [&](const auto planes) {
+        const double a = rows(planes, std::true_type{}, streamed);
+        const double b = rows(planes, std::false_type{}, portable);
+        // The same squares in other orders: 4 x planes x n terms, each sum within that many eps.
+        CHECK(std::abs(a - b) <= 2 * 4 * planes * n * std::numeric_limits<double>::epsilon() * a);
+        CHECK(a > 0);
+        for (int x = 0; x < 8; ++x)
+          for (int y = 0; y < 6; ++y)
+            for (int z = 0; z < 40; ++z) {
+              INFO(x << " " << y << " " << z);
+              REQUIRE(std::memcmp(&streamed(x, y, z), &portable(x, y, z), sizeof(T)) == 0);
+            }
+      };
+      compare(std::integral_constant<int, 1>{});
+      compare(std::integral_constant<int, 2>{});
+      compare(std::integral_constant<int, 4>{});
+    }
 }
 
 TEST_CASE("seed 004's classic problem prints the seed's history, whatever the layout and norm",

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/scalar_ops.hpp"
 #include "core/stores.hpp"
 #include "laplacian/stencil.hpp"
 
@@ -17,7 +18,7 @@
 #include "arch/x86/streams.hpp"
 #if defined(__AVX512F__)
 #define KSTENCIL_HOST_AVX512_LINES 1
-#include "arch/x86/laplacian_lines.hpp"
+#include "arch/x86/stencil_lines.hpp"
 #endif
 #endif
 
@@ -128,40 +129,93 @@ KOKKOS_FORCEINLINE_FUNCTION void fence_streamed_stores() {
 #endif
 }
 
-// One row of S planes of the Laplacian along the contiguous axis: out[p * ss + q] = the stencil at
-// c[p * ss + q] for p in [0, S), q in [0, n) (rows sy apart), with zero_ends also the points
-// either side of each plane's row. With streaming stores on AVX-512 hosts the planes go together
-// (their centre lines loaded once) where their lines start at the same offset within a cache line;
-// elsewhere plane by plane through store_line. prefetch: the distance for the streams from memory
-// (0: no software prefetch).
-template <bool Streaming, int S, class KokkosLayout, class T>
-KOKKOS_FORCEINLINE_FUNCTION void stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
-                                               const int n, const int planes,
-                                               const std::ptrdiff_t ss, const std::ptrdiff_t sy,
-                                               const StencilCoeffs<T>& a, const bool zero_ends,
-                                               const int prefetch) {
+// The values a portable row with Norm computes before it stores them and sums their squares (its
+// chunks start on the output's cache lines, so only a row's two ends are partial), and the partial
+// sums it keeps: four vectors of eight doubles, four independent chains of additions.
+inline constexpr int portable_norm_chunk = 512;
+inline constexpr int portable_norm_lanes = 32;
+
+// One row of S planes of a 7-point stencil along the contiguous axis: out[p * ss + q] = the point
+// at c[p * ss + q] for p in [0, S), q in [0, n) (rows sy apart; Point::of gives a point from its
+// neighbours' pair sums, on values and on vectors), and the points either side of each plane's row
+// as `ends` says (RowEnds::input only where it completes whole lines on AVX-512 hosts). With Norm
+// it returns the sum of (out - c)^2 over the points in double (else 0). With streaming stores on
+// AVX-512 hosts the planes go together (their centre lines loaded once) where their lines start at
+// the same offset within a cache line; elsewhere plane by plane through store_line. prefetch: the
+// distance for the streams from memory (0: no software prefetch).
+template <bool Streaming, int S, class KokkosLayout, bool Norm = false, class T, class Point>
+KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
+                                                 const int n, const int planes,
+                                                 const std::ptrdiff_t ss, const std::ptrdiff_t sy,
+                                                 const Point& point, const RowEnds ends,
+                                                 const int prefetch) {
 #ifdef KSTENCIL_HOST_AVX512_LINES
   if constexpr (Streaming) {
-    if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0)) {
-      x86::stencil_lines_avx512<S, KokkosLayout>(c, out, n, ss, sy, a, zero_ends, prefetch);
-    } else {
-      for (int p = 0; p < planes; ++p)
-        x86::stencil_lines_avx512<1, KokkosLayout>(c + p * ss, out + p * ss, n, ss, sy, a,
-                                                   zero_ends, prefetch);
-    }
-    return;
+    if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0))
+      return x86::stencil_lines_avx512<S, KokkosLayout, Norm>(c, out, n, ss, sy, point, 0, ends,
+                                                              prefetch);
+    double sum = 0;
+    for (int p = 0; p < planes; ++p)
+      sum += x86::stencil_lines_avx512<1, KokkosLayout, Norm>(c + p * ss, out + p * ss, n, ss, sy,
+                                                              point, p * ss, ends, prefetch);
+    return sum;
   }
 #endif
+  constexpr bool z_lines = x_is_slowest<KokkosLayout>();
+  const bool zero_ends = ends == RowEnds::zero;
+  double sum = 0;
   for (int p = 0; p < planes; ++p) {
     const T* KOKKOS_RESTRICT cp = c + p * ss;
-    store_line<Streaming>(
-        out + p * ss, n,
-        [cp, ss, sy, a](const int q) {
-          return stencil7_by_role<KokkosLayout>(cp[q], cp[q - ss], cp[q + ss], cp[q - sy],
-                                                cp[q + sy], cp[q - 1], cp[q + 1], a);
-        },
-        cp + ss, zero_ends, prefetch);
+    const auto value = [cp, ss, sy, point, p](const int q) {
+      const T slow_pair = cp[q - ss] + cp[q + ss], line_pair = cp[q - 1] + cp[q + 1];
+      return point.template of<ScalarOps<T>>(cp[q], z_lines ? slow_pair : line_pair,
+                                             cp[q - sy] + cp[q + sy],
+                                             z_lines ? line_pair : slow_pair, p * ss + q);
+    };
+    T* KOKKOS_RESTRICT const row = out + p * ss;
+    if constexpr (!Norm) {
+      store_line<Streaming>(row, n, value, cp + ss, zero_ends, prefetch);
+    } else {
+      // In chunks: the values first (vectorised by the compiler), then their squares in lanes,
+      // then the stores.
+      constexpr int per_line = 64 / static_cast<int>(sizeof(T));
+      double lanes[portable_norm_lanes] = {};
+      T values[portable_norm_chunk];
+      int q = 0;
+      int length = portable_norm_chunk - static_cast<int>(reinterpret_cast<std::uintptr_t>(row) /
+                                                          sizeof(T) % std::uintptr_t(per_line));
+      while (q < n) {
+        if (length > n - q) length = n - q;
+        int k = 0;
+        for (; k + per_line <= length; k += per_line) {
+          if (prefetch > 0) prefetch_stream(cp + ss + q + k, prefetch);
+          for (int l = 0; l < per_line; ++l) values[k + l] = value(q + k + l);
+        }
+        for (; k < length; ++k) values[k] = value(q + k);
+        int m = 0;
+        for (; m + portable_norm_lanes <= length; m += portable_norm_lanes)
+          for (int l = 0; l < portable_norm_lanes; ++l) {
+            const double change =
+                static_cast<double>(values[m + l]) - static_cast<double>(cp[q + m + l]);
+            lanes[l] += change * change;
+          }
+        for (; m < length; ++m) {
+          const double change = static_cast<double>(values[m]) - static_cast<double>(cp[q + m]);
+          lanes[m % portable_norm_lanes] += change * change;
+        }
+        store_line<Streaming>(
+            row + q, length, [&](const int v) { return values[v]; }, cp + ss + q);
+        q += length;
+        length = portable_norm_chunk;
+      }
+      if (zero_ends) {
+        store_output<Streaming>(row - 1, T(0));
+        store_output<Streaming>(row + n, T(0));
+      }
+      for (int l = 0; l < portable_norm_lanes; ++l) sum += lanes[l];
+    }
   }
+  return sum;
 }
 
 }  // namespace kstencil

@@ -18,6 +18,7 @@
 #include "core/halo.hpp"
 #include "core/mapping.hpp"
 #include "core/side_instance.hpp"
+#include "core/stores.hpp"
 #include "core/stream_mark.hpp"
 #include "laplacian/plan.hpp"
 #include "poisson/poisson.hpp"
@@ -35,8 +36,9 @@ enum class NormStrategy {
             // (src/jacobi/team.hpp)
   blocked,  // the Laplacian's blocked kernel (3D grids): each work item writes the sum over its
             // register blocks; a second kernel adds the work items' sums (src/jacobi/blocked.hpp)
-  line      // 3D grids: a work item a row along the contiguous axis, vectorised on hosts, its
-            // squares in lanes of double; Kokkos' reduction adds the rows (src/jacobi/line.hpp)
+  line      // 3D grids, hosts: a work item a block of rows along the contiguous axis in 1 or 4
+            // planes, vectorised, its squares in double; Kokkos' reduction adds the work items
+            // (src/jacobi/line.hpp)
 };
 NormStrategy parse_norm_strategy(const std::string& word);
 // jacobi.norm = "auto": the strategy measured fastest on the backend for the grid's dimension
@@ -82,9 +84,12 @@ struct JacobiPlan {
   // (line: as rows along the contiguous axis).
   std::array<int, 3> box_lo{0, 0, 0}, box_extent{0, 0, 0};
   std::int64_t box_size = 0;
-  // line (hosts only): rows (y) a block, at least 1, whose three planes' rows fit half a core's
-  // cache.
-  int line_rows = 0;
+  // line (hosts only): planes (1, 2 or 4) a work item updates together, and rows (y) a block, at
+  // least 1, whose planes' rows (those updated, the two beside them and the right-hand side's) fit
+  // half a core's cache; the distance in bytes at which the rows prefetch their streams from
+  // memory.
+  int line_planes = 1, line_rows = 0, line_prefetch = 0;
+  RowEnds line_ends = RowEnds::none;
   // team: `league` teams of `team_size` threads (0: Kokkos::AUTO), each over up to `team_chunk`
   // points along team_axes[0] (the contiguous axis; team_chunks per row) by `team_march` planes
   // along team_axes[2] (the slowest), rows along team_axes[1] fastest in the league.

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "arch/streams.hpp"
+#include "core/exec_space.hpp"
 #include "core/planned_tile.hpp"
 #include "jacobi/jacobi.hpp"
 
@@ -183,10 +185,12 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
   }
 }
 
-// The line strategy's blocks: on hosts as many rows as keep the rows of the three planes a row
-// reads and of the right-hand side in half a core's own cache (as the Laplacian's and FDTD's host
-// rows), so that the plane beside a block comes from that cache when the sweep reaches it.
-void plan_line(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
+// The line strategy's work items: on few-core AVX-512 hosts 4 planes' rows together (as the
+// Laplacian's line rows), else one plane's; blocks of as many rows as keep the rows a block reads
+// (its planes, the two beside them and the right-hand side's) in half a core's own cache (as the
+// Laplacian's and FDTD's host rows), so that the planes beside a block come from that cache when
+// the sweep reaches them.
+void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLimits& limits) {
   for (int d = 0; d < 3; ++d)
     if (is_collapsed(grid, d)) {
       plan.problem = "jacobi.norm = \"line\" needs a 3D grid (the grid has one point along " +
@@ -199,10 +203,20 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const ExecLimits& limits) {
         "copy); GPUs: \"blocked\" (the default for 3D grids), \"team\", \"reduce\"";
     return;
   }
+  plan.line_planes = host_avx512_lines_compiled() && few_core_host(limits) ? 4 : 1;
+  plan.line_prefetch =
+      host_avx512_lines_compiled() ? default_prefetch_bytes : default_single_stream_prefetch_bytes;
   const int fast = plan.config.layout == Layout::right ? 2 : 0;
+  // Where the box spans the update along the contiguous axis, the points beside its rows are
+  // boundary or ghost points that no part of the update writes: the rows may store their input
+  // values there and so stream every cache line whole.
+  const Box update = grid.to_local(owned_interior(grid));
+  plan.line_ends = box.lo[fast] == update.lo[fast] && box.hi[fast] == update.hi[fast]
+                       ? RowEnds::input
+                       : RowEnds::none;
   const std::int64_t row_bytes =
       std::int64_t(std::max(plan.box_extent[fast], 1)) * plan.config.element_bytes;
-  constexpr std::int64_t rows_read = 4;  // three planes' rows and the right-hand side's
+  const std::int64_t rows_read = 2 * plan.line_planes + 2;
   const std::int64_t rows_fit = limits.core_cache_bytes > 0
                                     ? limits.core_cache_bytes / 2 / (rows_read * row_bytes)
                                     : plan.box_extent[1];
@@ -224,9 +238,13 @@ std::string JacobiPlan::describe() const {
            ", " + std::to_string(team_march) + (team_march == 1 ? " plane" : " planes") +
            " a team; the last team adds the sums";
   if (config.norm == NormStrategy::line)
-    return std::string("a row along ") + "xyz"[config.layout == Layout::right ? 2 : 0] +
-           " a work item, " + std::to_string(line_rows) +
-           " rows a block, the squares in 32 lanes of double a row";
+    return std::to_string(line_rows) + " rows along " +
+           "xyz"[config.layout == Layout::right ? 2 : 0] + " of " + std::to_string(line_planes) +
+           (line_planes == 1 ? " plane" : " planes") + " a work item, " +
+           prefetch_words(line_prefetch) +
+           (line_ends == RowEnds::input ? ", whole cache lines (the rows' ends stored unchanged)"
+                                        : std::string()) +
+           ", the squares summed in double";
   if (!blocked) return mapping.describe();
   return blocked->policy_description() + "; " + blocked->details(gpu) +
          (sum_lanes > 1 ? "; norm sums added over " + std::to_string(sum_lanes) + " lanes a warp"
@@ -261,7 +279,7 @@ JacobiPlan plan_jacobi(const JacobiKernelConfig& config, const Grid& grid, const
   plan.tile = planned.tile;
   plan.problem = planned.problem;
   plan.gpu = limits.gpu;
-  if (config.norm == NormStrategy::line) plan_line(plan, grid, limits);
+  if (config.norm == NormStrategy::line) plan_line(plan, grid, box, limits);
   if (config.norm == NormStrategy::team) plan_teams(plan, grid, box, limits);
   if (config.norm == NormStrategy::blocked) plan_blocked(plan, grid, box, limits);
   if (config.norm == NormStrategy::kokkos_kernels) plan.sum_points = grid.allocated.size();

@@ -3,7 +3,10 @@
 // bitwise: u*(-2)(1/hx^2+1/hy^2+1/hz^2) + (x neighbours)/hx^2 + (y ...)/hy^2 + (z ...)/hz^2.
 #include <Kokkos_Core.hpp>
 #include <array>
+#include <cstddef>
 #include <type_traits>
+
+#include "core/scalar_ops.hpp"
 
 namespace kstencil {
 
@@ -18,11 +21,33 @@ struct StencilCoeffs {
   }
 };
 
+// The formula from the neighbours' sums along each axis, on values or vectors (Ops: ScalarOps or
+// the host SIMD vectors' operations).
+template <class Ops, class V, class T>
+KOKKOS_FORCEINLINE_FUNCTION V stencil7_of_pairs(const V c, const V x_pair, const V y_pair,
+                                                const V z_pair, const StencilCoeffs<T>& a) {
+  V sum = Ops::mul(c, Ops::splat(a.center));
+  sum = Ops::add(sum, Ops::mul(x_pair, Ops::splat(a.x)));
+  sum = Ops::add(sum, Ops::mul(y_pair, Ops::splat(a.y)));
+  return Ops::add(sum, Ops::mul(z_pair, Ops::splat(a.z)));
+}
+
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION T stencil7(const T c, const T xm, const T xp, const T ym, const T yp,
                                        const T zm, const T zp, const StencilCoeffs<T>& a) {
-  return c * a.center + (xm + xp) * a.x + (ym + yp) * a.y + (zm + zp) * a.z;
+  return stencil7_of_pairs<ScalarOps<T>>(c, xm + xp, ym + yp, zm + zp, a);
 }
+
+// The Laplacian as the point of stencil_lines' rows (arch/streams.hpp).
+template <class T>
+struct StencilPoint {
+  StencilCoeffs<T> a;
+  template <class Ops, class V>
+  KOKKOS_FORCEINLINE_FUNCTION V of(const V centre, const V x_pair, const V y_pair, const V z_pair,
+                                   std::ptrdiff_t /* from the row's start */) const {
+    return stencil7_of_pairs<Ops>(centre, x_pair, y_pair, z_pair, a);
+  }
+};
 
 // Kernels that walk the slowest axis, y and the contiguous axis (x, y, z in LayoutRight; z, y, x in
 // LayoutLeft) index fields by those roles and evaluate the stencil by them.

@@ -34,15 +34,13 @@ struct LineStencil {
     const int planes = first_plane + Planes <= slow_end ? Planes : slow_end - first_plane;
     const int j_first = j_begin + block * rows;
     const int j_last = j_first + rows < j_end ? j_first + rows : j_end;  // exclusive
-    // A local copy: read through `this`, g++ reloads the coefficients for every vector because the
-    // non-temporal stores might alias them.
-    const StencilCoeffs<T> coeffs = a;
+    const StencilPoint<T> point{a};
     for (int j = j_first; j < j_last; ++j) {
       const std::ptrdiff_t start =
           (z_lines ? first_plane * sx + begin * sz : begin * sx + first_plane * sz) + j * sy;
-      stencil_lines<Streaming, Planes, KokkosLayout>(u.data() + start, f.data() + start,
-                                                     end - begin, planes, z_lines ? sx : sz, sy,
-                                                     coeffs, zero_row_ends, prefetch);
+      stencil_lines<Streaming, Planes, KokkosLayout>(
+          u.data() + start, f.data() + start, end - begin, planes, z_lines ? sx : sz, sy, point,
+          zero_row_ends ? RowEnds::zero : RowEnds::none, prefetch);
     }
     fence_streamed_stores<Streaming>();
   }

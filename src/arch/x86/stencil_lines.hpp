@@ -1,15 +1,18 @@
 #pragma once
-// The line kernel's rows on hosts with AVX-512: a row of several planes at once, written whole
+// The line kernels' rows on hosts with AVX-512: a row of several planes at once, written whole
 // cache lines at a time through non-temporal stores. Each vector of the centre line is loaded once
 // and serves as its own plane's centre, the neighbouring planes' slowest-axis neighbour and
 // (shifted by one lane against the vectors before and after it) its contiguous-axis neighbours, so
 // a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector
-// (docs/PERFORMANCE.md, host section). Only arch/streams.hpp includes this file.
+// (docs/PERFORMANCE.md, host section). The point's formula comes from the caller (the Laplacian's,
+// Jacobi's), written once for values and vectors. Only arch/streams.hpp includes this file.
 #include <immintrin.h>
 
 #include <cstddef>
 
 #include "arch/x86/streams.hpp"
+#include "core/scalar_ops.hpp"
+#include "core/stores.hpp"
 #include "laplacian/stencil.hpp"
 
 namespace kstencil {
@@ -17,6 +20,20 @@ namespace x86 {
 
 template <class T>
 struct Zmm;
+
+// Partial sums of squares in double: two vectors, two independent chains of additions (float's
+// two halves; double uses `low`).
+struct Squares {
+  __m512d low = _mm512_setzero_pd(), high = _mm512_setzero_pd();
+  // Through memory: g++ 12 warns of _mm512_reduce_add_pd's internal undefined operand.
+  double total() const {
+    alignas(64) double lanes[8];
+    _mm512_store_pd(lanes, _mm512_add_pd(low, high));
+    double sum = 0;
+    for (const double lane : lanes) sum += lane;
+    return sum;
+  }
+};
 
 // How far ahead stencil_lines_avx512 prefetches the lines it reads again from the L2 (those from
 // memory: its `prefetch` argument; every stream prefetched: docs/PERFORMANCE.md, host section).
@@ -29,12 +46,19 @@ struct Zmm<double> {
   static V load(const double* p) { return _mm512_loadu_pd(p); }
   static V splat(double v) { return _mm512_set1_pd(v); }
   static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
   static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
   using Lanes = __mmask8;
   static constexpr Lanes first_lane = 0x01, last_lane = 0x80;
   static V zero_lanes(V v, Lanes lanes) {
     return _mm512_maskz_mov_pd(static_cast<Lanes>(~lanes), v);
+  }
+  static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_pd(v, lanes, from); }
+  // squares += (value - from)^2 lane by lane, in double; `skipped` lanes add nothing.
+  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
+    const V change = _mm512_sub_pd(_mm512_mask_mov_pd(value, skipped, from), from);
+    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(change, change));
   }
   // The elements one before (one after) those of `at`, given the vectors before and after it. The
   // masked form with every lane selected is the same instruction; g++ 12 warns that the unmasked
@@ -57,12 +81,31 @@ struct Zmm<float> {
   static V load(const float* p) { return _mm512_loadu_ps(p); }
   static V splat(float v) { return _mm512_set1_ps(v); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
   using Lanes = __mmask16;
   static constexpr Lanes first_lane = 0x0001, last_lane = 0x8000;
   static V zero_lanes(V v, Lanes lanes) {
     return _mm512_maskz_mov_ps(static_cast<Lanes>(~lanes), v);
+  }
+  static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_ps(v, lanes, from); }
+  // squares += (value - from)^2 lane by lane, in double (each half of the floats converted);
+  // `skipped` lanes add nothing.
+  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
+    const V kept = _mm512_mask_mov_ps(value, skipped, from);
+    // Masked forms with every lane kept: g++ 12 warns that the plain intrinsics' internal
+    // undefined operands may be used uninitialized.
+    const auto half = [](V v, int which) {
+      const __m512d d = _mm512_castps_pd(v);
+      return _mm512_maskz_cvtps_pd(
+          0xff, _mm256_castpd_ps(which == 0 ? _mm512_maskz_extractf64x4_pd(0x0f, d, 0)
+                                            : _mm512_maskz_extractf64x4_pd(0x0f, d, 1)));
+    };
+    const __m512d low = _mm512_sub_pd(half(kept, 0), half(from, 0));
+    const __m512d high = _mm512_sub_pd(half(kept, 1), half(from, 1));
+    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(low, low));
+    squares.high = _mm512_add_pd(squares.high, _mm512_mul_pd(high, high));
   }
   static V shifted_back(V before, V at) {
     const __m512i a = _mm512_castps_si512(at);
@@ -76,13 +119,16 @@ struct Zmm<float> {
   }
 };
 
-// out[p * ss + q] = the stencil at c[p * ss + q] for the planes p in [0, S) and q in [0, n), and
-// with zero_ends also out[p * ss - 1] = out[p * ss + n] = 0: lines along the contiguous axis
-// (stride 1), planes ss apart along the slowest axis, rows sy apart. Lines run along z with the
-// slowest axis x for LayoutRight fields, along x with z slowest for LayoutLeft; the sum runs in
-// stencil7's order, so the results are bitwise those of the other kernels. Every plane's output
-// must lie at the same offset from a cache-line boundary (ss * sizeof(T) a multiple of 64 bytes,
-// or S = 1). Where the zeroed ends complete the row's first and last cache lines
+// out[p * ss + q] = the point at c[p * ss + q] (Point::of from its neighbours' pair sums, on values
+// and on vectors, in one fixed order: the same bits as the solver's other kernels) for the planes p
+// in [0, S) and q in [0, n), and at the ends out[p * ss - 1] and out[p * ss + n] as `ends` says:
+// lines along the contiguous axis (stride 1), planes ss apart along the slowest axis, rows sy
+// apart. Lines run along z with the slowest axis x for LayoutRight fields, along x with z slowest
+// for LayoutLeft. Point::of gets each point's offset from c plus `origin` (the offset of c from the
+// row the point was made for). With Norm it returns the sum of (out - c)^2 over those points in
+// double (else 0).
+// Every plane's output must lie at the same offset from a cache-line boundary (ss * sizeof(T) a
+// multiple of 64 bytes, or S = 1). Where the ends complete the row's first and last cache lines
 // (line_with_ends_fills_cache_lines), every line is written whole with non-temporal stores;
 // otherwise the points before the first and after the last whole line are stored plainly one by
 // one (and wait for their lines to be read).
@@ -90,33 +136,44 @@ struct Zmm<float> {
 // its ends, within the rows beside it (the update box lies inside boundary or halo points). The
 // caller fences the non-temporal stores. Each stream is prefetched: those from memory `prefetch`
 // bytes ahead; prefetch 0 prefetches none, not even those from the L2 (kernel.prefetch).
-template <int S, class KokkosLayout, class T>
-inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
-                                 const std::ptrdiff_t ss, const std::ptrdiff_t sy,
-                                 const StencilCoeffs<T>& a, const bool zero_ends,
-                                 const int prefetch) {
+template <int S, class KokkosLayout, bool Norm, class T, class Point>
+inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
+                                   const std::ptrdiff_t ss, const std::ptrdiff_t sy,
+                                   const Point& row_point, const std::ptrdiff_t origin,
+                                   const RowEnds ends, const int prefetch) {
   using Z = Zmm<T>;
   using V = typename Z::V;
   constexpr int W = Z::width;
   constexpr bool z_lines = x_is_slowest<KokkosLayout>();
-  const auto point = [=](const T* cp, const int q) {
-    return stencil7_by_role<KokkosLayout>(cp[q], cp[q - ss], cp[q + ss], cp[q - sy], cp[q + sy],
-                                          cp[q - 1], cp[q + 1], a);
+  // A local copy: read through a reference, g++ reloads the point's coefficients for every vector
+  // because the non-temporal stores might alias them.
+  const Point point = row_point;
+  double squares_one_by_one = 0;
+  const auto store_point = [&](const int p, const int q) {
+    const T* cp = c + p * ss;
+    const T slow_pair = cp[q - ss] + cp[q + ss], line_pair = cp[q - 1] + cp[q + 1];
+    const T value = point.template of<ScalarOps<T>>(
+        cp[q], z_lines ? slow_pair : line_pair, cp[q - sy] + cp[q + sy],
+        z_lines ? line_pair : slow_pair, origin + p * ss + q);
+    if (Norm) {
+      const double change = static_cast<double>(value) - static_cast<double>(cp[q]);
+      squares_one_by_one += change * change;
+    }
+    out[p * ss + q] = value;
   };
-  // With the zeroed ends filling whole cache lines the vectors run from the point before the line
-  // to the point after it, the ends' lanes set to 0; otherwise over the line's whole cache lines,
-  // the points before and after them one by one.
-  const bool whole_lines = zero_ends && line_with_ends_fills_cache_lines(out, n);
+  Squares squares;
+  // With the ends filling whole cache lines the vectors run from the point before the line to the
+  // point after it, the ends' lanes set to 0 or the input's values; otherwise over the line's whole
+  // cache lines, the points before and after them one by one.
+  const bool whole_lines = ends != RowEnds::none && line_with_ends_fills_cache_lines(out, n);
   const int head = whole_lines ? -1 : points_before_line_boundary(out, n);
   const int end = whole_lines ? n + 1 : n;
   int q = whole_lines ? -1 : 0;
   for (; q < head; ++q)
-    for (int p = 0; p < S; ++p) out[p * ss + q] = point(c + p * ss, q);
+    for (int p = 0; p < S; ++p) store_point(p, q);
   if (q + W <= end) {
-    // Where the first and the last vector's end lanes are zeroed (never, without whole lines).
+    // Where the first and the last vector's end lanes are set (never, without whole lines).
     const int first_zeroed = whole_lines ? -1 : end, last_zeroed = whole_lines ? end - W : end;
-    const V along_x = Z::splat(a.x), along_y = Z::splat(a.y), along_z = Z::splat(a.z),
-            centre = Z::splat(a.center);
     V before[S], at[S];  // the vectors at q - W and q of each plane's line
     for (int p = 0; p < S; ++p) {
       before[p] = Z::load(c + p * ss + q - W);
@@ -146,21 +203,21 @@ inline void stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
         const V slow_pair = Z::add(column[p], column[p + 2]);
         const V y_pair = Z::add(Z::load(cp + q - sy), Z::load(cp + q + sy));
         // The slowest axis is x for z lines, z for x lines.
-        const V x_pair = z_lines ? slow_pair : line_pair, z_pair = z_lines ? line_pair : slow_pair;
-        V sum = Z::mul(at[p], centre);
-        sum = Z::add(sum, Z::mul(x_pair, along_x));
-        sum = Z::add(sum, Z::mul(y_pair, along_y));
-        sum = Z::add(sum, Z::mul(z_pair, along_z));
-        Z::stream(out + p * ss + q, Z::zero_lanes(sum, zeroed));
+        const V value = point.template of<Z>(at[p], z_lines ? slow_pair : line_pair, y_pair,
+                                             z_lines ? line_pair : slow_pair, origin + p * ss + q);
+        if (Norm) Z::add_squared_changes(squares, value, at[p], zeroed);
+        Z::stream(out + p * ss + q, ends == RowEnds::zero ? Z::zero_lanes(value, zeroed)
+                                                          : Z::lanes_from(value, zeroed, at[p]));
         before[p] = at[p];
         at[p] = after;
       }
     }
   }
   for (; q < n; ++q)
-    for (int p = 0; p < S; ++p) out[p * ss + q] = point(c + p * ss, q);
-  if (zero_ends && !whole_lines)
+    for (int p = 0; p < S; ++p) store_point(p, q);
+  if (ends == RowEnds::zero && !whole_lines)
     for (int p = 0; p < S; ++p) out[p * ss - 1] = out[p * ss + n] = T(0);
+  return Norm ? squares.total() + squares_one_by_one : 0.0;
 }
 
 }  // namespace x86
