@@ -199,7 +199,7 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLim
     }
   if (limits.gpu) {
     plan.problem =
-        "jacobi.norm = \"line\" is a host kernel (a row a work item: on an H100 0.001 of the "
+        "jacobi.norm = \"line\" is a host kernel (rows a work item: on an H100 0.001 of the "
         "copy); GPUs: \"blocked\" (the default for 3D grids), \"team\", \"reduce\"";
     return;
   }

@@ -72,7 +72,7 @@ JacobiSetup jacobi_setup_from_deck(const Deck& deck, const ExecLimits& limits, c
                        "\"kokkos-kernels\" or \"team\" for 1D and 2D grids");
   if (norm == NormStrategy::line && limits.gpu)
     throw deck.error("jacobi", "norm",
-                     "\"line\" is a host kernel (a row a work item: on an H100 0.001 of the copy)",
+                     "\"line\" is a host kernel (rows a work item: on an H100 0.001 of the copy)",
                      "\"auto\", \"blocked\", \"team\", \"reduce\", \"reduce-range\", "
                      "\"atomic\" or \"kokkos-kernels\" on GPUs");
   s.plan = plan_jacobi(kernel, grid, limits);
