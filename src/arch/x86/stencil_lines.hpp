@@ -196,6 +196,7 @@ inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRIC
       column[0] = Z::load(c - ss + q);
       for (int p = 0; p < S; ++p) column[p + 1] = at[p];
       column[S + 1] = Z::load(c + S * ss + q);
+      V values[S];
       for (int p = 0; p < S; ++p) {
         const T* cp = c + p * ss;
         const V after = Z::load(cp + q + W);
@@ -206,11 +207,15 @@ inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRIC
         const V value = point.template of<Z>(at[p], z_lines ? slow_pair : line_pair, y_pair,
                                              z_lines ? line_pair : slow_pair, origin + p * ss + q);
         if (Norm) Z::add_squared_changes(squares, value, at[p], zeroed);
-        Z::stream(out + p * ss + q, ends == RowEnds::zero ? Z::zero_lanes(value, zeroed)
-                                                          : Z::lanes_from(value, zeroed, at[p]));
+        values[p] = ends == RowEnds::zero ? Z::zero_lanes(value, zeroed)
+                                          : Z::lanes_from(value, zeroed, at[p]);
         before[p] = at[p];
         at[p] = after;
       }
+      // The stores after all the vector's loads: the fields start at the same offset within a 4
+      // KiB page, so the next plane's row loads would share a store's low 12 address bits and
+      // wait for it (docs/PERFORMANCE.md, host section).
+      for (int p = 0; p < S; ++p) Z::stream(out + p * ss + q, values[p]);
     }
   }
   for (; q < n; ++q)
