@@ -7,18 +7,26 @@ namespace kstencil {
 namespace {
 
 // Non-blocking: no implicit ordering with the legacy default stream, which Kokkos 3.4's default
-// CUDA instance uses.
+// CUDA instance uses. The device's greatest priority: the side's small kernels (a halo's packing,
+// Jacobi's second stage) start as the next SM frees, not behind every work group the update still
+// has waiting, which kept the host from its next launch (docs/PERFORMANCE.md, Jacobi).
 void* new_stream() {
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaStream_t stream = nullptr;
-  const cudaError_t status = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  int least = 0, greatest = 0;
+  cudaError_t status = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  if (status == cudaSuccess)
+    status = cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest);
   if (status != cudaSuccess)
     throw std::runtime_error(std::string("cannot create a CUDA stream: ") +
                              cudaGetErrorString(status));
   return stream;
 #elif defined(KOKKOS_ENABLE_HIP)
   hipStream_t stream = nullptr;
-  const hipError_t status = hipStreamCreateWithFlags(&stream, hipStreamNonBlocking);
+  int least = 0, greatest = 0;
+  hipError_t status = hipDeviceGetStreamPriorityRange(&least, &greatest);
+  if (status == hipSuccess)
+    status = hipStreamCreateWithPriority(&stream, hipStreamNonBlocking, greatest);
   if (status != hipSuccess)
     throw std::runtime_error(std::string("cannot create a HIP stream: ") +
                              hipGetErrorString(status));

@@ -1,8 +1,8 @@
 #pragma once
 // An execution space instance whose work can run beside the default instance's: on CUDA and HIP a
-// non-blocking stream of its own, so that a halo's packing, host copies and unpacking overlap the
-// interior update launched on the default instance; on host backends the default instance itself
-// (its kernels run to completion one after another anyway).
+// non-blocking stream of its own, of the device's greatest priority, so that a halo's packing, host
+// copies and unpacking overlap the interior update launched on the default instance; on host
+// backends the default instance itself (its kernels run to completion one after another anyway).
 #include <Kokkos_Core.hpp>
 
 namespace kstencil {
