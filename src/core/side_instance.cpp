@@ -8,8 +8,8 @@ namespace {
 
 // Non-blocking: no implicit ordering with the legacy default stream, which Kokkos 3.4's default
 // CUDA instance uses. The device's greatest priority: the side's small kernels (a halo's packing,
-// Jacobi's second stage) start as the next SM frees, not behind every work group the update still
-// has waiting, which kept the host from its next launch (docs/PERFORMANCE.md, Jacobi).
+// Jacobi's second stage) take the next free SM instead of waiting behind all of the update's
+// queued work groups (docs/PERFORMANCE.md, Jacobi).
 void* new_stream() {
 #if defined(KOKKOS_ENABLE_CUDA)
   cudaStream_t stream = nullptr;
