@@ -37,6 +37,12 @@ struct KernelRecorder {
   }
 };
 
+using Clock = std::chrono::steady_clock;
+
+double seconds(const Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
 struct Fill {
   Kokkos::View<double*> v;
   double value;
@@ -86,7 +92,6 @@ TEST_CASE("launches of several steps are timed per step against as many copies",
   // Each launch stands for 4 steps. What the timer measured of a round lies between the launch's
   // own time and the time from the previous launch's end to the next one's start: a step's time
   // lies between those over 4 on a machine however loaded (not over 1, nor over 16).
-  using Clock = std::chrono::steady_clock;
   const int steps = 4, rounds = 3;
   std::vector<Clock::time_point> starts, ends;
   KernelRecorder recorder;
@@ -106,7 +111,6 @@ TEST_CASE("launches of several steps are timed per step against as many copies",
   const std::vector<double>& samples = timing.launches[0].samples_s;
   REQUIRE(samples.size() == static_cast<std::size_t>(rounds));
   REQUIRE(starts.size() == samples.size());
-  const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
   for (int r = 0; r < rounds; ++r) {
     const auto from = r > 0 ? ends[r - 1] : before;
     const auto to = r + 1 < rounds ? starts[r + 1] : after;
@@ -125,22 +129,22 @@ TEST_CASE("the copy ceiling alone runs no launches and needs a timed round", "[t
 
 TEST_CASE("a copy ceiling timed between a caller's rounds counts only its timed rounds",
           "[timing]") {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   CopyCeiling ceiling(1 << 12, 4, 2);  // two warm-up rounds, not counted
   CHECK(ceiling.rounds() == 0);
   CHECK_THROWS_AS(ceiling.result(), std::logic_error);
   // Its own wall time grows with every round, warm-up or timed, and stays within the caller's.
-  double seconds = ceiling.seconds();
-  CHECK(seconds > 0);
+  double own = ceiling.seconds();
+  CHECK(own > 0);
   for (const bool timed : {true, false, true}) {
     if (timed)
       ceiling.time_round();
     else
       ceiling.warm_up();
-    CHECK(ceiling.seconds() > seconds);
-    seconds = ceiling.seconds();
+    CHECK(ceiling.seconds() > own);
+    own = ceiling.seconds();
   }
-  CHECK(seconds <= std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  CHECK(own <= seconds(Clock::now() - start));
   CHECK(ceiling.rounds() == 2);
   const CopyBandwidth copy = ceiling.result();
   CHECK(copy.elements == 1 << 12);
@@ -288,17 +292,17 @@ TEST_CASE("the phase clock times its phases one after another, and the report li
           "[timing]") {
   PhaseClock clock;
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  const auto before_first = std::chrono::steady_clock::now();
+  const auto before_first = Clock::now();
   clock.end("first");
   clock.end("second");  // at once: close to 0
-  const auto after_second = std::chrono::steady_clock::now();
+  const auto after_second = Clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   clock.end("third");
   const auto& p = clock.phases();
   REQUIRE(p.size() == 3);
   CHECK(p[0].first == "first");
   CHECK(p[0].second >= 0.030);
-  CHECK(p[1].second <= std::chrono::duration<double>(after_second - before_first).count());
+  CHECK(p[1].second <= seconds(after_second - before_first));
   CHECK(p[2].second >= 0.010);
   RunReport report("test", default_exec_limits(), 1);
   report.phases(clock);
@@ -313,14 +317,14 @@ TEST_CASE("the phase clock times its phases one after another, and the report li
 
 TEST_CASE("a phase's interleaved work goes to its own phase, which a name ended again adds to",
           "[timing]") {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   PhaseClock clock;
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const auto before_copy = std::chrono::steady_clock::now();
+  const auto before_copy = Clock::now();
   clock.end("copy");
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   clock.end("steps", "copy", 0.030);  // 30 ms of the 50 were the copy's
-  const auto after_steps = std::chrono::steady_clock::now();
+  const auto after_steps = Clock::now();
   std::this_thread::sleep_for(std::chrono::milliseconds(10));
   clock.end("copy");
   const auto& p = clock.phases();
@@ -329,11 +333,10 @@ TEST_CASE("a phase's interleaved work goes to its own phase, which a name ended 
   CHECK(p[1].first == "steps");
   CHECK(p[1].second >= 0.020);
   // The copy's 30 ms left the steps, however long the sleep overran on a loaded machine.
-  CHECK(p[1].second <= std::chrono::duration<double>(after_steps - before_copy).count() - 0.030);
+  CHECK(p[1].second <= seconds(after_steps - before_copy) - 0.030);
   CHECK(p[0].second >= 0.020 + 0.030 + 0.010);
   // Nothing is lost or counted twice: the phases add up to the clock's whole time.
   const double total = p[0].second + p[1].second;
-  const auto elapsed = std::chrono::steady_clock::now() - start;
   CHECK(total >= 0.080);
-  CHECK(total <= std::chrono::duration<double>(elapsed).count());
+  CHECK(total <= seconds(Clock::now() - start));
 }
