@@ -767,7 +767,9 @@ TEMPLATE_TEST_CASE("in float the line variant agrees bitwise with the cell varia
 template <class T, class L>
 void check_long_rows_against_cells() {
   for (MediaMode mode : {MediaMode::arrays, MediaMode::uniform})
-    for (int prefetch : {0, 256, default_prefetch_bytes}) {
+    for (const Prefetch prefetch : {Prefetch{0, PrefetchInto::l1}, Prefetch{256, PrefetchInto::l1},
+                                    Prefetch{default_prefetch_bytes, PrefetchInto::l2},
+                                    Prefetch{default_prefetch_bytes, PrefetchInto::both}}) {
       FdtdProblem p = busy_problem();
       p.cells = {37, 9, 35};
       p.cavity = CavityMode{{2, 1, 1}};
@@ -780,7 +782,7 @@ void check_long_rows_against_cells() {
       YeeSolver<T, L> a(p, plan_for<L>(p, cell)), b(p, plan_for<L>(p, line));
       a.run(20);
       b.run(20);
-      INFO(to_string(mode) << ", prefetch " << prefetch);
+      INFO(to_string(mode) << ", " << prefetch_words(prefetch));
       for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
     }
 }
@@ -923,7 +925,7 @@ TEST_CASE("the backends' defaults: pairs on rows of whole lines on GPUs, line on
       CHECK(gpu.plan.row_alignment == (std::string(precision) == "float" ? 32 : 16));
       CHECK(gpu.plan.allocated_extents({257, 257, 257})[right ? 2 : 0] ==
             (std::string(precision) == "float" ? 288 : 272));
-      CHECK(gpu.plan.config.prefetch == 0);
+      CHECK(gpu.plan.config.prefetch.bytes == 0);
       ExecLimits host_limits = limits_with_mapping(false);
       const FdtdSetup host = fdtd_setup_from_deck(deck, host_limits);
       CHECK(host.plan.config.variant == FdtdVariant::line);
@@ -933,7 +935,7 @@ TEST_CASE("the backends' defaults: pairs on rows of whole lines on GPUs, line on
       for (const std::int64_t l1d : {0, 32 << 10, 48 << 10, 64 << 10}) {
         host_limits.core_l1d_bytes = l1d;
         INFO("L1d " << l1d);
-        CHECK(fdtd_setup_from_deck(deck, host_limits).plan.config.prefetch ==
+        CHECK(fdtd_setup_from_deck(deck, host_limits).plan.config.prefetch.bytes ==
               (host_prefetch_compiled() && l1d != 32 << 10 ? 2048 : 0));
       }
     }
@@ -950,10 +952,11 @@ TEST_CASE(
   };
   const ExecLimits host = limits_with_mapping(false);
   // 0 everywhere: no software prefetch (none is what GPUs and the other variants do anyway).
-  CHECK(setup({"kernel.prefetch=0"}, host).plan.config.prefetch == 0);
-  CHECK(setup({"kernel.prefetch=0"}, h100_limits()).plan.config.prefetch == 0);
-  CHECK(setup({"kernel.variant=\"cell\"", "kernel.prefetch=0"}, host).plan.config.prefetch == 0);
-  CHECK(setup({"kernel.variant=\"cell\""}, host).plan.config.prefetch == 0);
+  CHECK(setup({"kernel.prefetch=0"}, host).plan.config.prefetch.bytes == 0);
+  CHECK(setup({"kernel.prefetch=0"}, h100_limits()).plan.config.prefetch.bytes == 0);
+  CHECK(setup({"kernel.variant=\"cell\"", "kernel.prefetch=0"}, host).plan.config.prefetch.bytes ==
+        0);
+  CHECK(setup({"kernel.variant=\"cell\""}, host).plan.config.prefetch.bytes == 0);
   CHECK_THROWS_WITH(setup({"kernel.variant=\"cell\"", "kernel.prefetch=512"}, host),
                     ContainsSubstring("f.toml: [kernel] prefetch = 512") &&
                         ContainsSubstring("only line prefetches") &&
@@ -963,8 +966,32 @@ TEST_CASE(
   CHECK_THROWS_WITH(setup({"kernel.prefetch=100"}, host),
                     ContainsSubstring("[kernel] prefetch = 100") &&
                         ContainsSubstring("0, 256, 512, 1024, 2048, 4096"));
-  if (host_prefetch_compiled())
-    CHECK(setup({"kernel.prefetch=512"}, host).plan.config.prefetch == 512);
+  if (host_prefetch_compiled()) {
+    CHECK(setup({"kernel.prefetch=512"}, host).plan.config.prefetch.bytes == 512);
+    // A cache named in the deck asks for prefetches: 2 KiB ahead by default even where the L1d
+    // holds less than 48 KiB (no prefetch there otherwise).
+    ExecLimits small_l1 = host;
+    small_l1.core_l1d_bytes = 32 << 10;
+    CHECK(setup({}, small_l1).plan.config.prefetch.bytes == 0);
+    for (const auto& [word, into] :
+         {std::pair{"l1", PrefetchInto::l1}, std::pair{"l2", PrefetchInto::l2},
+          std::pair{"both", PrefetchInto::both}}) {
+      const Prefetch named =
+          setup({std::string("kernel.prefetch_into=") + word}, small_l1).plan.config.prefetch;
+      CHECK(named.bytes == default_prefetch_bytes);
+      CHECK(named.into == into);
+    }
+    CHECK(setup({"kernel.prefetch=512", "kernel.prefetch_into=l2"}, host)
+              .plan.config.prefetch.bytes == 512);
+    CHECK_THROWS_WITH(setup({"kernel.prefetch=0", "kernel.prefetch_into=both"}, host),
+                      ContainsSubstring("f.toml: [kernel] prefetch_into = \"both\"") &&
+                          ContainsSubstring("prefetches nothing"));
+  }
+  CHECK_THROWS_WITH(setup({"kernel.variant=\"cell\"", "kernel.prefetch_into=l2"}, host),
+                    ContainsSubstring("[kernel] prefetch_into") &&
+                        ContainsSubstring("only line prefetches") &&
+                        ContainsSubstring("\"auto\" for variant cell"));
+  CHECK(setup({"kernel.prefetch_into=auto"}, h100_limits()).plan.config.prefetch.bytes == 0);
 }
 
 TEST_CASE("staggered geometry: lattices, probes, sources, time step", "[fdtd]") {

@@ -335,7 +335,11 @@ TEMPLATE_TEST_CASE(
   const JacobiPoint<T, true> point{formula, &in(1, 1, 1), T(0)};  // f: the input itself
   for (const auto& [start, n] : {std::pair<int, int>{1, 38}, std::pair<int, int>{5, 29}})
     for (const RowEnds ends : {RowEnds::none, RowEnds::input, RowEnds::zero}) {
-      INFO("row from " << start << ", " << n << " points, ends " << static_cast<int>(ends));
+      // Each cache the prefetches can fill (kernel.prefetch_into), one per kind of row ends.
+      constexpr PrefetchInto caches[] = {PrefetchInto::l1, PrefetchInto::l2, PrefetchInto::both};
+      const Prefetch prefetch{2048, caches[static_cast<int>(ends)]};
+      INFO("row from " << start << ", " << n << " points, ends " << static_cast<int>(ends) << ", "
+                       << prefetch_words(prefetch));
       Kokkos::deep_copy(streamed, in);
       Kokkos::deep_copy(portable, in);
       const auto rows = [&](const auto planes, auto streaming, const View& out) {
@@ -346,7 +350,7 @@ TEMPLATE_TEST_CASE(
           sum += stencil_lines<decltype(streaming)::value, decltype(planes)::value,
                                Kokkos::LayoutRight, true>(&in(1, y, start), &out(1, y, start), n,
                                                           decltype(planes)::value, ss, sy, row,
-                                                          ends, 2048);
+                                                          ends, prefetch);
         }
         fence_streamed_stores<decltype(streaming)::value>();
         return sum;

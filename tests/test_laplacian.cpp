@@ -445,12 +445,17 @@ TEMPLATE_TEST_CASE(
           plain.params.zero_row_ends = zero_ends;
           Config streaming = plain;
           streaming.params.streaming_stores = true;
-          // Rows with and without their prefetches (kernel.prefetch) at every length.
-          if (m != 4 && line_prefetches(streaming.params, false))
-            streaming.params.prefetch = m == 1 ? 256 : default_prefetch_bytes;
+          // Rows with and without their prefetches (kernel.prefetch, into each cache) at every
+          // length.
+          if (m != 4 && line_prefetches(streaming.params, false)) {
+            constexpr PrefetchInto caches[] = {PrefetchInto::l1, PrefetchInto::l2,
+                                               PrefetchInto::both};
+            streaming.params.prefetch = {m == 1 ? 256 : default_prefetch_bytes,
+                                         caches[(planes + (zero_ends ? 1 : 0)) % 3]};
+          }
           INFO("grid " << format_triple(points) << " m " << m << " m_slow " << planes
-                       << " zero_row_ends " << zero_ends << " prefetch "
-                       << streaming.params.prefetch);
+                       << " zero_row_ends " << zero_ends << ", "
+                       << prefetch_words(streaming.params.prefetch));
           REQUIRE(laplacian_of<double, TestType>(TestField::sine, streaming, grid) ==
                   laplacian_of<double, TestType>(TestField::sine, plain, grid));
           REQUIRE(laplacian_of<float, TestType>(TestField::sine, streaming, grid) ==
@@ -667,12 +672,12 @@ TEST_CASE(
        "tile", "whole lines"},
       {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.m = 3; }, "m",
        "m must be 1, 2, 4, 8 or 16"},
-      {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.prefetch = 2048; }, "prefetch",
-       "only line with streaming stores prefetches"},
+      {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.prefetch.bytes = 2048; },
+       "prefetch", "only line with streaming stores prefetches"},
       {LaplacianKernel::line,
        [](LaplacianKernelParams& p) {
          p.streaming_stores = false;
-         p.prefetch = 512;
+         p.prefetch.bytes = 512;
        },
        "prefetch", "only line with streaming stores prefetches"},
       {LaplacianKernel::blocked, [](LaplacianKernelParams& p) { p.parts = 0; }, "parts",
@@ -752,19 +757,40 @@ TEST_CASE(
   CHECK(host_default.plan.params.streaming_stores);
   // Rows of several planes' streams 2 KiB ahead, the one-plane AVX row a page; nothing to prefetch
   // without AVX, on GPUs or with plain stores.
-  CHECK(host_default.plan.params.prefetch == (host_avx512_lines_compiled() ? default_prefetch_bytes
-                                              : host_prefetch_compiled()
-                                                  ? default_single_stream_prefetch_bytes
-                                                  : 0));
-  CHECK(setup({"kernel.prefetch=0"}, host).plan.params.prefetch == 0);
+  CHECK(host_default.plan.params.prefetch.bytes ==
+        (host_avx512_lines_compiled() ? default_prefetch_bytes
+         : host_prefetch_compiled()   ? default_single_stream_prefetch_bytes
+                                      : 0));
+  CHECK(host_default.plan.params.prefetch.into == PrefetchInto::l1);
+  CHECK(setup({"kernel.prefetch=0"}, host).plan.params.prefetch.bytes == 0);
   // Whatever the L1 (FDTD's rule is not the Laplacian's).
   ExecLimits small_l1 = host;
   small_l1.core_l1d_bytes = 32 << 10;
-  CHECK(setup({}, small_l1).plan.params.prefetch == host_default.plan.params.prefetch);
-  if (host_prefetch_compiled())
-    CHECK(setup({"kernel.prefetch=1024"}, host).plan.params.prefetch == 1024);
+  CHECK(setup({}, small_l1).plan.params.prefetch.bytes == host_default.plan.params.prefetch.bytes);
+  if (host_prefetch_compiled()) {
+    CHECK(setup({"kernel.prefetch=1024"}, host).plan.params.prefetch.bytes == 1024);
+    // kernel.prefetch_into picks the cache, the distance stays the kernel's.
+    for (const auto& [word, into] :
+         {std::pair{"l1", PrefetchInto::l1}, std::pair{"l2", PrefetchInto::l2},
+          std::pair{"both", PrefetchInto::both}}) {
+      const auto named = setup({std::string("kernel.prefetch_into=") + word}, small_l1);
+      CHECK(named.plan.params.prefetch.into == into);
+      CHECK(named.plan.params.prefetch.bytes == host_default.plan.params.prefetch.bytes);
+    }
+    CHECK_THROWS_WITH(setup({"kernel.prefetch=0", "kernel.prefetch_into=l2"}, host),
+                      ContainsSubstring("lap.toml: [kernel] prefetch_into = \"l2\"") &&
+                          ContainsSubstring("kernel.prefetch = 0 prefetches nothing"));
+  }
+  // A cache named where nothing prefetches, or one the key does not know, is refused.
+  CHECK_THROWS_WITH(setup({"kernel.prefetch_into=l2"}, gpu),
+                    ContainsSubstring("[kernel] prefetch_into") &&
+                        ContainsSubstring("only line prefetches") &&
+                        ContainsSubstring("\"auto\" for blocked"));
+  CHECK_THROWS_WITH(setup({"kernel.prefetch_into=l3"}, host),
+                    ContainsSubstring("[kernel] prefetch_into = \"l3\"") &&
+                        ContainsSubstring("allowed: \"auto\", \"l1\", \"l2\", \"both\""));
   const auto gpu_default = setup({}, gpu);
-  CHECK(gpu_default.plan.params.prefetch == 0);
+  CHECK(gpu_default.plan.params.prefetch.bytes == 0);
   CHECK(gpu_default.plan.params.kernel == LaplacianKernel::blocked);
   CHECK(gpu_default.plan.params.m == 4);
   CHECK(gpu_default.plan.params.m_slow == 2);
@@ -783,7 +809,7 @@ TEST_CASE(
   CHECK_FALSE(host_keys.plan.params.streaming_stores);
   CHECK(host_keys.plan.params.m_slow == 2);
   CHECK(host_keys.plan.zeroed_row_end_axis() == -1);
-  CHECK(host_keys.plan.params.prefetch == 0);
+  CHECK(host_keys.plan.params.prefetch.bytes == 0);
   const auto gpu_keys = setup({"kernel.parts=2", "kernel.m=4", "kernel.blocks_per_item=1",
                                "kernel.launch_bounds=256", "kernel.tile=[1, 2, 64]"},
                               gpu);

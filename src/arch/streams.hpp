@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "arch/prefetch.hpp"
 #include "core/scalar_ops.hpp"
 #include "core/stores.hpp"
 #include "laplacian/stencil.hpp"
@@ -45,14 +46,14 @@ constexpr bool host_avx512_lines_compiled() {
 
 // out[q] = value_at(q) for q in [0, n), and with zero_ends also out[-1] = out[n] = 0. Streaming on
 // an AVX host: whole cache lines through non-temporal stores, prefetching read_first (the input
-// read first) `prefetch` bytes ahead (none for 0); the caller ends its work item with
+// read first) as `prefetch` says (none for bytes 0); the caller ends its work item with
 // fence_streamed_stores().
 template <bool Streaming, class T, class ValueAt>
 KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
                                             const ValueAt& value_at,
                                             [[maybe_unused]] const T* read_first,
                                             const bool zero_ends = false,
-                                            [[maybe_unused]] const int prefetch = 0) {
+                                            [[maybe_unused]] const Prefetch prefetch = {}) {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
   if constexpr (Streaming)
     return x86::stream_line(out, n, value_at, read_first, zero_ends, prefetch);
@@ -95,19 +96,15 @@ constexpr bool host_prefetch_compiled() {
 #endif
 }
 
-// A hint that p's stream, read from memory, is read on: on AVX hosts its line `bytes` ahead is
-// prefetched into the L1; nothing elsewhere. Callers with kernel.prefetch = 0 do not call it.
+// A hint that p's stream, read from memory, is read on: on AVX hosts its line prefetch.bytes ahead
+// is prefetched as prefetch.into says; nothing elsewhere. Callers with kernel.prefetch = 0 do not
+// call it.
 template <class T>
 KOKKOS_FORCEINLINE_FUNCTION void prefetch_stream([[maybe_unused]] const T* p,
-                                                 [[maybe_unused]] const int bytes) {
+                                                 [[maybe_unused]] const Prefetch prefetch) {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
-  x86::prefetch_ahead(p, bytes);
+  x86::prefetch_from_memory(p, prefetch);
 #endif
-}
-
-// The run report's words for a line kernel's prefetch distance (kernel.prefetch).
-inline std::string prefetch_words(const int bytes) {
-  return bytes > 0 ? "prefetch " + std::to_string(bytes) + " B ahead" : "no prefetch";
 }
 
 // out[q] = in[q] for q in [0, n); streaming on AVX hosts through `Parts` interleaved streams.
@@ -142,13 +139,13 @@ inline constexpr int portable_norm_lanes = 32;
 // it returns the sum of (out - c)^2 over the points in double (else 0). With streaming stores on
 // AVX-512 hosts the planes go together (their centre lines loaded once) where their lines start at
 // the same offset within a cache line; elsewhere plane by plane through store_line. prefetch: the
-// distance for the streams from memory (0: no software prefetch).
+// streams from memory's (bytes 0: no software prefetch).
 template <bool Streaming, int S, class KokkosLayout, bool Norm = false, class T, class Point>
 KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
                                                  const int n, const int planes,
                                                  const std::ptrdiff_t ss, const std::ptrdiff_t sy,
                                                  const Point& point, const RowEnds ends,
-                                                 const int prefetch) {
+                                                 const Prefetch prefetch) {
 #ifdef KSTENCIL_HOST_AVX512_LINES
   if constexpr (Streaming) {
     if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0))
@@ -188,7 +185,7 @@ KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* 
         if (length > n - q) length = n - q;
         int k = 0;
         for (; k + per_line <= length; k += per_line) {
-          if (prefetch > 0) prefetch_stream(cp + ss + q + k, prefetch);
+          if (prefetch.bytes > 0) prefetch_stream(cp + ss + q + k, prefetch);
           for (int l = 0; l < per_line; ++l) values[k + l] = value(q + k + l);
         }
         for (; k < length; ++k) values[k] = value(q + k);

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "arch/prefetch.hpp"
 #include "core/checkpoint.hpp"
 #include "core/deck.hpp"
 #include "core/decomposition.hpp"
@@ -23,6 +24,25 @@
 #include "core/timing.hpp"
 
 namespace kstencil {
+
+// kernel.prefetch_into where the deck names a cache; nullopt for "auto" (l1).
+inline std::optional<PrefetchInto> requested_prefetch_into(const Deck& deck) {
+  return parse_prefetch_into(deck.string("kernel", "prefetch_into"));
+}
+
+// Refuses a kernel.prefetch_into the rows would ignore: the kernel does not prefetch, or
+// kernel.prefetch is 0.
+inline void check_prefetch_into(const Deck& deck, const Prefetch& prefetch, const bool prefetches,
+                                const std::string& kernel) {
+  if (!requested_prefetch_into(deck)) return;
+  if (!prefetches)
+    throw deck.error("kernel", "prefetch_into",
+                     "not valid for " + kernel + ": only line prefetches, on x86 hosts with AVX",
+                     "\"auto\" for " + kernel);
+  if (prefetch.bytes == 0)
+    throw deck.error("kernel", "prefetch_into", "kernel.prefetch = 0 prefetches nothing",
+                     "\"auto\" while kernel.prefetch is 0");
+}
 
 // What [mpi] asks for, checked against the grid and the ranks.
 struct MpiConfig {

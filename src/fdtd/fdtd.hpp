@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/prefetch.hpp"
 #include "core/exec_space.hpp"
 #include "core/field.hpp"
 #include "core/grid.hpp"
@@ -42,7 +43,7 @@ struct FdtdKernelConfig {
   std::array<std::int64_t, 3> tile{0, 0, 0};
   int launch_bounds = 0;
   int element_bytes = 8;  // of the fields: the line variant's host tile
-  int prefetch = 0;       // line on AVX hosts: bytes ahead its rows prefetch from memory; 0 = none
+  Prefetch prefetch;      // line on AVX hosts: its rows' prefetches from memory (bytes 0: none)
 };
 
 // Whether the kernel's rows prefetch (kernel.prefetch): the line variant on an AVX host.

@@ -33,7 +33,7 @@ const Schema& fdtd_schema() {
            "= line on hosts, pairs on GPUs")
            .choices({"auto", "cell", "column", "line", "pairs"})},
       kernel_trait_keys(),
-      {prefetch_key()},
+      {prefetch_key(), prefetch_into_key()},
       {Key("media", "mode", T::string, R"("uniform")",
            "uniform = scalar update coefficients; arrays = per-cell coefficient arrays (3 more "
            "values read per cell and step)")

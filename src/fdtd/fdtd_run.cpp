@@ -143,16 +143,22 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
   }
   kernel.element_bytes = s.single_precision ? 4 : 8;
   const bool prefetches = fdtd_line_prefetches(kernel, limits.gpu);
+  const std::optional<PrefetchInto> into = requested_prefetch_into(deck);
+  kernel.prefetch.into = into.value_or(PrefetchInto::l1);
   if (deck.is_auto("kernel", "prefetch")) {
-    kernel.prefetch = prefetches ? fdtd_prefetch_bytes(limits.core_l1d_bytes) : 0;
+    // A cache named in the deck asks for prefetches, whatever the L1d's size.
+    kernel.prefetch.bytes = !prefetches ? 0
+                            : into      ? default_prefetch_bytes
+                                        : fdtd_prefetch_bytes(limits.core_l1d_bytes);
   } else {
-    kernel.prefetch = static_cast<int>(deck.integer("kernel", "prefetch"));
-    if (kernel.prefetch != 0 && !prefetches)
+    kernel.prefetch.bytes = static_cast<int>(deck.integer("kernel", "prefetch"));
+    if (kernel.prefetch.bytes != 0 && !prefetches)
       throw deck.error("kernel", "prefetch",
                        "not valid for variant " + to_string(kernel.variant) +
                            ": only line prefetches, on x86 hosts with AVX",
                        "0 or \"auto\" for " + to_string(kernel.variant));
   }
+  check_prefetch_into(deck, kernel.prefetch, prefetches, "variant " + to_string(kernel.variant));
   s.mpi = mpi_config_from_deck(deck, p.nodes().points, rank, ranks, traits.layout, limits);
   const Grid nodes = s.mpi.local_grid(p.nodes());
   s.plan = plan_fdtd(kernel, p, owned_cells(p, nodes), limits);
@@ -514,7 +520,8 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
       .fact("mapping", mapping)
       .fact("tile", s.plan.tile_per_axis())
       .fact("launch_bounds", kernel.launch_bounds)
-      .fact("prefetch", kernel.prefetch)
+      .fact("prefetch", kernel.prefetch.bytes)
+      .fact("prefetch_into", to_string(kernel.prefetch.into))
       .fact("row_alignment", s.plan.row_alignment)
       .fact("precision", precision)
       .fact("media", to_string(p.media.mode))

@@ -198,16 +198,16 @@ KOKKOS_FORCEINLINE_FUNCTION void h_cells(T* KOKKOS_RESTRICT hx, T* KOKKOS_RESTRI
   }
 }
 
-// cells(begin, end) over [0, n) in chunks of a cache line, each chunk first asking for the lines
-// `prefetch` bytes ahead of the first `Streams` of `streams` (those the row reads from memory), so
-// that one core keeps enough lines in flight (docs/PERFORMANCE.md, FDTD on hosts); prefetch 0:
+// cells(begin, end) over [0, n) in chunks of a cache line, each chunk first prefetching, as
+// `prefetch` says, the first `Streams` of `streams` (those the row reads from memory), so that
+// one core keeps enough lines in flight (docs/PERFORMANCE.md, FDTD on hosts); bytes 0:
 // the whole row in one loop, the hardware prefetchers alone.
 template <int Streams, class T, class Cells>
 KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[8], const int n,
-                                                      const int prefetch, const Cells& cells) {
+                                                      const Prefetch prefetch, const Cells& cells) {
   constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
   int q0 = 0;
-  if (prefetch > 0)
+  if (prefetch.bytes > 0)
     for (; q0 + chunk <= n; q0 += chunk) {
       for (int s = 0; s < Streams; ++s) prefetch_stream(streams[s] + q0, prefetch);
       cells(q0, q0 + chunk);
@@ -220,7 +220,8 @@ KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[
 template <bool Arrays, class T>
 KOKKOS_FORCEINLINE_FUNCTION void e_row(T* ex, T* ey, T* ez, const T* hx, const T* hy, const T* hz,
                                        const T* ca_of, const T* cb_of, const RowCurl<T> k,
-                                       const T ca0, const T cb0, const int n, const int prefetch) {
+                                       const T ca0, const T cb0, const int n,
+                                       const Prefetch prefetch) {
   const T* const streams[8] = {ex, ey, ez, hx, hy, hz, ca_of, cb_of};
   in_prefetched_chunks<Arrays ? 8 : 6>(streams, n, prefetch, [&](const int begin, const int end) {
     e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, begin, end);
@@ -232,7 +233,7 @@ KOKKOS_FORCEINLINE_FUNCTION void e_row(T* ex, T* ey, T* ez, const T* hx, const T
 template <bool Arrays, class T>
 KOKKOS_FORCEINLINE_FUNCTION void h_row(T* hx, T* hy, T* hz, const T* ex, const T* ey, const T* ez,
                                        const T* db_of, const RowCurl<T> k, const int slow,
-                                       const T db0, const int n, const int prefetch) {
+                                       const T db0, const int n, const Prefetch prefetch) {
   const std::ptrdiff_t plane = slow == 0 ? k.sx : k.sz;
   const T* const streams[8] = {
       hx,    hy,     hz, ex + (slow == 0 ? 0 : plane), ey + plane, ez + (slow == 2 ? 0 : plane),
@@ -309,7 +310,7 @@ struct UpdateE {
   // three components in one loop host compilers vectorise (e_row): the same values as operator()
   // at each cell.
   KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end,
-                                   const int prefetch) const {
+                                   const Prefetch prefetch) const {
     const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
     const T ca = v.ca0, cb = v.cb0;
     int first[3] = {0, 0, 0}, n[3] = {0, 0, 0};
@@ -400,7 +401,7 @@ struct UpdateH {
   }
   // As UpdateE::line; H has no walls.
   KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end,
-                                   const int prefetch) const {
+                                   const Prefetch prefetch) const {
     const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
     const std::ptrdiff_t at = f.offset;
     h_row<Arrays>(v.hx.data() + at, v.hy.data() + at, v.hz.data() + at, v.ex.data() + at,
@@ -474,7 +475,8 @@ struct ColumnLoop {
 template <class Update>
 struct LineLoop {
   Update update;
-  int begin, end, prefetch;
+  int begin, end;
+  Prefetch prefetch;
   KOKKOS_INLINE_FUNCTION void operator()(const int s, const int j, const int) const {
     update.line(s, j, begin, end, prefetch);
   }

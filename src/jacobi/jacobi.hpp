@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/prefetch.hpp"
 #include "core/exec_space.hpp"
 #include "core/field.hpp"
 #include "core/grid.hpp"
@@ -88,7 +89,8 @@ struct JacobiPlan {
   // least 1, whose planes' rows (those updated, the two beside them and the right-hand side's) fit
   // half a core's cache; the distance in bytes at which the rows prefetch their streams from
   // memory.
-  int line_planes = 1, line_rows = 0, line_prefetch = 0;
+  int line_planes = 1, line_rows = 0;
+  Prefetch line_prefetch;
   RowEnds line_ends = RowEnds::none;
   // team: `league` teams of `team_size` threads (0: Kokkos::AUTO), each over up to `team_chunk`
   // points along team_axes[0] (the contiguous axis; team_chunks per row) by `team_march` planes

@@ -204,7 +204,7 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLim
     return;
   }
   plan.line_planes = host_avx512_lines_compiled() && few_core_host(limits) ? 4 : 1;
-  plan.line_prefetch =
+  plan.line_prefetch.bytes =
       host_avx512_lines_compiled() ? default_prefetch_bytes : default_single_stream_prefetch_bytes;
   const int fast = plan.config.layout == Layout::right ? 2 : 0;
   // Where the box spans the update along the contiguous axis, the points beside its rows are

@@ -28,9 +28,9 @@ struct LineUpdate {
   JacobiFormula<T> formula;
   T rhs_value;                       // else f everywhere (0 without a right-hand side)
   Kokkos::Array<int, 3> lo, extent;  // the box, local indices per axis x y z
-  int block;     // rows (y) a block: all plane groups of one block, then the next
-  int prefetch;  // bytes ahead the rows prefetch their streams from memory
-  RowEnds ends;  // none, or input where no part updates the rows' ends
+  int block;          // rows (y) a block: all plane groups of one block, then the next
+  Prefetch prefetch;  // the rows' prefetches of their streams from memory
+  RowEnds ends;       // none, or input where no part updates the rows' ends
 
   // Enumerators, not static data members: nvcc does not see those in device code once they are
   // used as array indices.

@@ -156,10 +156,11 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
   p.blocks_per_item = request.blocks_per_item.value_or(p.blocks_per_item);
   p.parts = request.parts.value_or(p.parts);
   p.launch_bounds = request.launch_bounds.value_or(p.launch_bounds);
-  p.prefetch = request.prefetch.value_or(!line_prefetches(p, limits.gpu) ? 0
-                                         : host_avx512_lines_compiled()
-                                             ? default_prefetch_bytes
-                                             : default_single_stream_prefetch_bytes);
+  p.prefetch.bytes = request.prefetch.value_or(!line_prefetches(p, limits.gpu) ? 0
+                                               : host_avx512_lines_compiled()
+                                                   ? default_prefetch_bytes
+                                                   : default_single_stream_prefetch_bytes);
+  p.prefetch.into = request.prefetch_into.value_or(PrefetchInto::l1);
   for (int d = 0; d < 3; ++d) p.tile[d] = request.tile[d] > 0 ? request.tile[d] : default_tile[d];
   return p;
 }

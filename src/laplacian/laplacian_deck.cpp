@@ -71,7 +71,7 @@ const Schema& laplacian_schema() {
            "updated row along the contiguous axis, so rows are written in whole sectors (GPU) or "
            "whole cache lines (host); false leaves every point outside the update box "
            "untouched"),
-       prefetch_key()},
+       prefetch_key(), prefetch_into_key()},
       {Key("laplacian", "field", T::string, R"("sine")",
            "input field u, written to the output; verification always also checks the quadratic "
            "field")

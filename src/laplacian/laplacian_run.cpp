@@ -58,6 +58,7 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
   request.streaming_stores = deck.boolean("kernel", "streaming_stores");
   request.zero_row_ends = deck.boolean("kernel", "zero_row_ends");
   request.prefetch = optional_int("prefetch");
+  request.prefetch_into = requested_prefetch_into(deck);
   const int element_bytes = s.single_precision ? 4 : 8;
   const LaplacianKernelParams params =
       resolve_laplacian_params(request, limits, s.layout, s.grid, element_bytes);
@@ -73,6 +74,8 @@ LaplacianSetup laplacian_setup_from_deck(const Deck& deck, const ExecLimits& lim
                        "the default)");
     throw tile_error(deck, limits, *s.plan.problem, s.plan.policy_description());
   }
+  check_prefetch_into(deck, params.prefetch, line_prefetches(params, limits.gpu),
+                      to_string(params.kernel));
   // u and f, the copy's two arrays, the halo check's reference (several ranks); on GPUs the
   // verification's and the output's host copies of two fields.
   const double field = static_cast<double>(s.grid.allocated.size()) * element_bytes;
@@ -163,7 +166,8 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
       .fact("parts", p.parts)
       .fact("streaming_stores", p.streaming_stores)
       .fact("zero_row_ends", plan.zeroed_row_end_axis() >= 0)
-      .fact("prefetch", p.prefetch)
+      .fact("prefetch", p.prefetch.bytes)
+      .fact("prefetch_into", to_string(p.prefetch.into))
       .fact("grid", s.grid.points)
       .fact("spacing", s.grid.spacing)
       .fact("precision", precision)

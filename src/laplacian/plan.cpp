@@ -189,7 +189,7 @@ LaplacianPlan plan_laplacian(const LaplacianKernelParams& params, const Layout l
     plan.problem_allowed = problem->allowed;
     return plan;
   }
-  if (params.prefetch != 0 && !line_prefetches(params, limits.gpu)) {
+  if (params.prefetch.bytes != 0 && !line_prefetches(params, limits.gpu)) {
     plan.problem = "only line with streaming stores prefetches, on x86 hosts with AVX";
     plan.problem_key = "prefetch";
     plan.problem_allowed = "0 or \"auto\"";

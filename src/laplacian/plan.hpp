@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "arch/prefetch.hpp"
 #include "core/exec_space.hpp"
 #include "core/grid.hpp"
 #include "core/mapping.hpp"
@@ -43,7 +44,7 @@ struct LaplacianKernelParams {
   int parts = 1;            // blocked: y parts run one after another, all in one launch
   bool streaming_stores = true;  // GPU: evict-first stores; line on AVX hosts: non-temporal lines
   bool zero_row_ends = true;     // blocked, line: store 0 either side of each row (whole lines)
-  int prefetch = 0;  // line on AVX hosts: bytes ahead its rows prefetch from memory; 0 = none
+  Prefetch prefetch;  // line on AVX hosts: its rows' prefetches from memory (bytes 0: none)
 };
 
 // Whether the kernel's rows prefetch (kernel.prefetch): line with streaming stores on an AVX host.
@@ -128,6 +129,7 @@ struct LaplacianKernelRequest {
   bool streaming_stores = true;
   bool zero_row_ends = true;
   std::optional<int> prefetch;  // auto: the kernel's default where it prefetches, else 0
+  std::optional<PrefetchInto> prefetch_into;  // auto: l1
   // GPU work groups of whole warps along the rows (Jacobi's warps add their lanes' sums), where
   // rows of 16 lanes or fewer otherwise share a warp.
   bool whole_warps_along_rows = false;

@@ -134,13 +134,13 @@ struct Zmm<float> {
 // one (and wait for their lines to be read).
 // The vectors before the first and after the last point read up to one vector beyond the line and
 // its ends, within the rows beside it (the update box lies inside boundary or halo points). The
-// caller fences the non-temporal stores. Each stream is prefetched: those from memory `prefetch`
-// bytes ahead; prefetch 0 prefetches none, not even those from the L2 (kernel.prefetch).
+// caller fences the non-temporal stores. Each stream is prefetched: those from memory as `prefetch`
+// says; prefetch.bytes 0 prefetches none, not even those from the L2 (kernel.prefetch).
 template <int S, class KokkosLayout, bool Norm, class T, class Point>
 inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
                                    const std::ptrdiff_t ss, const std::ptrdiff_t sy,
                                    const Point& row_point, const std::ptrdiff_t origin,
-                                   const RowEnds ends, const int prefetch) {
+                                   const RowEnds ends, const Prefetch prefetch) {
   using Z = Zmm<T>;
   using V = typename Z::V;
   constexpr int W = Z::width;
@@ -180,13 +180,13 @@ inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRIC
       at[p] = Z::load(c + p * ss + q);
     }
     for (; q + W <= end; q += W) {
-      // Each stream the row reads is prefetched into the L1: those that come from memory (planes
-      // 1 .. S - 1 one row on, plane S at this row) `prefetch` bytes ahead, those that a sweep
-      // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one row
-      // on) 512 B ahead.
-      if (prefetch > 0) {
-        for (int p = 1; p < S; ++p) prefetch_ahead(c + p * ss + sy + q, prefetch);
-        prefetch_ahead(c + S * ss + q, prefetch);
+      // Each stream the row reads is prefetched: those that come from memory (planes 1 .. S - 1
+      // one row on, plane S at this row) as `prefetch` says, those that a sweep through the planes
+      // has already brought into the L2 (plane -1 at this row, plane 0 one row on) into the L1
+      // 512 B ahead.
+      if (prefetch.bytes > 0) {
+        for (int p = 1; p < S; ++p) prefetch_from_memory(c + p * ss + sy + q, prefetch);
+        prefetch_from_memory(c + S * ss + q, prefetch);
         prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
         prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
       }

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "arch/prefetch.hpp"
+
 namespace kstencil {
 namespace x86 {
 
@@ -18,6 +20,27 @@ template <class T>
 inline void prefetch_ahead(const T* p, const int bytes) {
   _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + bytes),
                _MM_HINT_T0);
+}
+
+// The line `bytes` past p into the L2 only.
+template <class T>
+inline void prefetch_ahead_into_l2(const T* p, const int bytes) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<std::uintptr_t>(p) + bytes),
+               _MM_HINT_T1);
+}
+
+// A stream read from memory at p, prefetched as `prefetch` says (its bytes > 0).
+template <class T>
+inline void prefetch_from_memory(const T* p, const Prefetch& prefetch) {
+  switch (prefetch.into) {
+    case PrefetchInto::l1:
+      return prefetch_ahead(p, prefetch.bytes);
+    case PrefetchInto::l2:
+      return prefetch_ahead_into_l2(p, prefetch.bytes);
+    case PrefetchInto::both:
+      prefetch_ahead(p, prefetch.bytes);
+      return prefetch_ahead_into_l2(p, 2 * prefetch.bytes);
+  }
 }
 
 // One 64-byte line at `to` (aligned) from `from` (any alignment) through non-temporal stores.
@@ -52,15 +75,15 @@ inline bool line_with_ends_fills_cache_lines(const T* out, const int n) {
 // lines wholly inside the range are computed into a buffer of one line and streamed, the partial
 // lines at both ends stored plainly (no point outside the range is written); where the zeroed
 // ends complete the first and last lines, those are streamed whole too. Each line prefetches
-// read_first + q + prefetch bytes (the input read first, from memory rather than a cache; none for
-// prefetch 0).
+// read_first + q as `prefetch` says (the input read first, from memory rather than a cache; none
+// for prefetch.bytes 0).
 template <class T, class ValueAt>
 inline void stream_line(T* out, const int n, const ValueAt& value_at, const T* read_first,
-                        const bool zero_ends, const int prefetch) {
+                        const bool zero_ends, const Prefetch prefetch) {
   constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
   alignas(cache_line_bytes) T line[per_line];
   const auto stream_line_at = [&](const int q) {
-    if (prefetch > 0) prefetch_ahead(read_first + q, prefetch);
+    if (prefetch.bytes > 0) prefetch_from_memory(read_first + q, prefetch);
     for (int p = 0; p < per_line; ++p) line[p] = value_at(q + p);
     stream_cache_line(out + q, line);
   };

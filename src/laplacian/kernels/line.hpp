@@ -25,7 +25,7 @@ struct LineStencil {
   int slow_begin, slow_end;  // the planes updated
   int rows;                  // rows per work item
   bool zero_row_ends;        // also store 0 at the points before and after each row
-  int prefetch;              // bytes ahead the rows prefetch their streams from memory; 0 = none
+  Prefetch prefetch;         // the rows' prefetches of their streams from memory (bytes 0: none)
 
   KOKKOS_INLINE_FUNCTION void operator()(const int plane_block, const int block) const {
     constexpr bool z_lines = x_is_slowest<KokkosLayout>();
