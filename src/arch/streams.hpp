@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "arch/prefetch.hpp"
 #include "core/scalar_ops.hpp"
@@ -24,6 +25,22 @@
 #endif
 
 namespace kstencil {
+
+// f(cache) with the cache as a std::integral_constant, so that the loops of a row prefetch into
+// one cache known at compile time (a choice made at each prefetch slowed the rows).
+template <class F>
+KOKKOS_FORCEINLINE_FUNCTION decltype(auto) with_prefetch_cache(const PrefetchInto into,
+                                                               const F& f) {
+  switch (into) {
+    case PrefetchInto::l2:
+      return f(std::integral_constant<PrefetchInto, PrefetchInto::l2>{});
+    case PrefetchInto::both:
+      return f(std::integral_constant<PrefetchInto, PrefetchInto::both>{});
+    case PrefetchInto::l1:
+      break;
+  }
+  return f(std::integral_constant<PrefetchInto, PrefetchInto::l1>{});
+}
 
 // Whether Streaming = true writes host lines with non-temporal stores in this build (x86 with
 // AVX: host-only builds compile with -march=native unless KSTENCIL_NATIVE is off).
@@ -56,7 +73,10 @@ KOKKOS_FORCEINLINE_FUNCTION void store_line(T* KOKKOS_RESTRICT out, const int n,
                                             [[maybe_unused]] const Prefetch prefetch = {}) {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
   if constexpr (Streaming)
-    return x86::stream_line(out, n, value_at, read_first, zero_ends, prefetch);
+    return with_prefetch_cache(prefetch.into, [&](const auto into) {
+      x86::stream_line<decltype(into)::value>(out, n, value_at, read_first, zero_ends,
+                                              prefetch.bytes);
+    });
 #endif
   for (int q = 0; q < n; ++q) store_output<Streaming>(out + q, value_at(q));
   if (zero_ends) {
@@ -96,14 +116,14 @@ constexpr bool host_prefetch_compiled() {
 #endif
 }
 
-// A hint that p's stream, read from memory, is read on: on AVX hosts its line prefetch.bytes ahead
-// is prefetched as prefetch.into says; nothing elsewhere. Callers with kernel.prefetch = 0 do not
+// A hint that p's stream, read from memory, is read on: on AVX hosts its line `bytes` ahead is
+// prefetched into the cache Into names; nothing elsewhere. Callers with kernel.prefetch = 0 do not
 // call it.
-template <class T>
+template <PrefetchInto Into, class T>
 KOKKOS_FORCEINLINE_FUNCTION void prefetch_stream([[maybe_unused]] const T* p,
-                                                 [[maybe_unused]] const Prefetch prefetch) {
+                                                 [[maybe_unused]] const int bytes) {
 #ifdef KSTENCIL_HOST_STREAMING_STORES
-  x86::prefetch_from_memory(p, prefetch);
+  x86::prefetch_from_memory<Into>(p, bytes);
 #endif
 }
 
@@ -148,14 +168,17 @@ KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* 
                                                  const Prefetch prefetch) {
 #ifdef KSTENCIL_HOST_AVX512_LINES
   if constexpr (Streaming) {
-    if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0))
-      return x86::stencil_lines_avx512<S, KokkosLayout, Norm>(c, out, n, ss, sy, point, 0, ends,
-                                                              prefetch);
-    double sum = 0;
-    for (int p = 0; p < planes; ++p)
-      sum += x86::stencil_lines_avx512<1, KokkosLayout, Norm>(c + p * ss, out + p * ss, n, ss, sy,
-                                                              point, p * ss, ends, prefetch);
-    return sum;
+    return with_prefetch_cache(prefetch.into, [&](const auto into) {
+      constexpr PrefetchInto Into = decltype(into)::value;
+      if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0))
+        return x86::stencil_lines_avx512<S, KokkosLayout, Norm, Into>(c, out, n, ss, sy, point, 0,
+                                                                      ends, prefetch.bytes);
+      double sum = 0;
+      for (int p = 0; p < planes; ++p)
+        sum += x86::stencil_lines_avx512<1, KokkosLayout, Norm, Into>(
+            c + p * ss, out + p * ss, n, ss, sy, point, p * ss, ends, prefetch.bytes);
+      return sum;
+    });
   }
 #endif
   constexpr bool z_lines = x_is_slowest<KokkosLayout>();
@@ -185,7 +208,10 @@ KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* 
         if (length > n - q) length = n - q;
         int k = 0;
         for (; k + per_line <= length; k += per_line) {
-          if (prefetch.bytes > 0) prefetch_stream(cp + ss + q + k, prefetch);
+          if (prefetch.bytes > 0)
+            with_prefetch_cache(prefetch.into, [&](const auto into) {
+              prefetch_stream<decltype(into)::value>(cp + ss + q + k, prefetch.bytes);
+            });
           for (int l = 0; l < per_line; ++l) values[k + l] = value(q + k + l);
         }
         for (; k < length; ++k) values[k] = value(q + k);

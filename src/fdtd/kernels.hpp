@@ -208,10 +208,15 @@ KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[
   constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
   int q0 = 0;
   if (prefetch.bytes > 0)
-    for (; q0 + chunk <= n; q0 += chunk) {
-      for (int s = 0; s < Streams; ++s) prefetch_stream(streams[s] + q0, prefetch);
-      cells(q0, q0 + chunk);
-    }
+    q0 = with_prefetch_cache(prefetch.into, [&](const auto into) {
+      int q = 0;
+      for (; q + chunk <= n; q += chunk) {
+        for (int s = 0; s < Streams; ++s)
+          prefetch_stream<decltype(into)::value>(streams[s] + q, prefetch.bytes);
+        cells(q, q + chunk);
+      }
+      return q;
+    });
   cells(q0, n);
 }
 

@@ -134,13 +134,14 @@ struct Zmm<float> {
 // one (and wait for their lines to be read).
 // The vectors before the first and after the last point read up to one vector beyond the line and
 // its ends, within the rows beside it (the update box lies inside boundary or halo points). The
-// caller fences the non-temporal stores. Each stream is prefetched: those from memory as `prefetch`
-// says; prefetch.bytes 0 prefetches none, not even those from the L2 (kernel.prefetch).
-template <int S, class KokkosLayout, bool Norm, class T, class Point>
+// caller fences the non-temporal stores. Each stream is prefetched: those from memory `prefetch`
+// bytes ahead into the cache Into names; prefetch 0 prefetches none, not even those from the L2
+// (kernel.prefetch, kernel.prefetch_into).
+template <int S, class KokkosLayout, bool Norm, PrefetchInto Into, class T, class Point>
 inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
                                    const std::ptrdiff_t ss, const std::ptrdiff_t sy,
                                    const Point& row_point, const std::ptrdiff_t origin,
-                                   const RowEnds ends, const Prefetch prefetch) {
+                                   const RowEnds ends, const int prefetch) {
   using Z = Zmm<T>;
   using V = typename Z::V;
   constexpr int W = Z::width;
@@ -181,12 +182,12 @@ inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRIC
     }
     for (; q + W <= end; q += W) {
       // Each stream the row reads is prefetched: those that come from memory (planes 1 .. S - 1
-      // one row on, plane S at this row) as `prefetch` says, those that a sweep through the planes
-      // has already brought into the L2 (plane -1 at this row, plane 0 one row on) into the L1
-      // 512 B ahead.
-      if (prefetch.bytes > 0) {
-        for (int p = 1; p < S; ++p) prefetch_from_memory(c + p * ss + sy + q, prefetch);
-        prefetch_from_memory(c + S * ss + q, prefetch);
+      // one row on, plane S at this row) `prefetch` bytes ahead into Into, those that a sweep
+      // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one row
+      // on) into the L1 512 B ahead.
+      if (prefetch > 0) {
+        for (int p = 1; p < S; ++p) prefetch_from_memory<Into>(c + p * ss + sy + q, prefetch);
+        prefetch_from_memory<Into>(c + S * ss + q, prefetch);
         prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
         prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
       }

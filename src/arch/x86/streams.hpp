@@ -29,17 +29,15 @@ inline void prefetch_ahead_into_l2(const T* p, const int bytes) {
                _MM_HINT_T1);
 }
 
-// A stream read from memory at p, prefetched as `prefetch` says (its bytes > 0).
-template <class T>
-inline void prefetch_from_memory(const T* p, const Prefetch& prefetch) {
-  switch (prefetch.into) {
-    case PrefetchInto::l1:
-      return prefetch_ahead(p, prefetch.bytes);
-    case PrefetchInto::l2:
-      return prefetch_ahead_into_l2(p, prefetch.bytes);
-    case PrefetchInto::both:
-      prefetch_ahead(p, prefetch.bytes);
-      return prefetch_ahead_into_l2(p, 2 * prefetch.bytes);
+// A stream read from memory at p: its line `bytes` ahead into the cache Into names (a template
+// argument, so a row's loop holds no choice of cache).
+template <PrefetchInto Into, class T>
+inline void prefetch_from_memory(const T* p, const int bytes) {
+  if constexpr (Into == PrefetchInto::l2) {
+    prefetch_ahead_into_l2(p, bytes);
+  } else {
+    prefetch_ahead(p, bytes);
+    if constexpr (Into == PrefetchInto::both) prefetch_ahead_into_l2(p, 2 * bytes);
   }
 }
 
@@ -75,15 +73,15 @@ inline bool line_with_ends_fills_cache_lines(const T* out, const int n) {
 // lines wholly inside the range are computed into a buffer of one line and streamed, the partial
 // lines at both ends stored plainly (no point outside the range is written); where the zeroed
 // ends complete the first and last lines, those are streamed whole too. Each line prefetches
-// read_first + q as `prefetch` says (the input read first, from memory rather than a cache; none
-// for prefetch.bytes 0).
-template <class T, class ValueAt>
+// read_first + q `prefetch` bytes ahead into the cache Into names (the input read first, from
+// memory rather than a cache; none for prefetch 0).
+template <PrefetchInto Into, class T, class ValueAt>
 inline void stream_line(T* out, const int n, const ValueAt& value_at, const T* read_first,
-                        const bool zero_ends, const Prefetch prefetch) {
+                        const bool zero_ends, const int prefetch) {
   constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
   alignas(cache_line_bytes) T line[per_line];
   const auto stream_line_at = [&](const int q) {
-    if (prefetch.bytes > 0) prefetch_from_memory(read_first + q, prefetch);
+    if (prefetch > 0) prefetch_from_memory<Into>(read_first + q, prefetch);
     for (int p = 0; p < per_line; ++p) line[p] = value_at(q + p);
     stream_cache_line(out + q, line);
   };
