@@ -158,8 +158,8 @@ inline constexpr int portable_norm_lanes = 32;
 // as `ends` says (RowEnds::input only where it completes whole lines on AVX-512 hosts). With Norm
 // it returns the sum of (out - c)^2 over the points in double (else 0). With streaming stores on
 // AVX-512 hosts the planes go together (their centre lines loaded once) where their lines start at
-// the same offset within a cache line; elsewhere plane by plane through store_line. prefetch: the
-// streams from memory's (bytes 0: no software prefetch).
+// the same offset within a cache line; elsewhere plane by plane through store_line. prefetch: how
+// far ahead, and into which cache, the streams from memory are prefetched (bytes 0: not at all).
 template <bool Streaming, int S, class KokkosLayout, bool Norm = false, class T, class Point>
 KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
                                                  const int n, const int planes,
