@@ -106,6 +106,15 @@ std::vector<FdtdKernelConfig> configs() {
     c.tile = tile;
     out.push_back(c);
   }
+  // Fused: tiles of one plane or one row (every H row a face), uneven ones, and one tile.
+  const std::array<std::int64_t, 3> fused_tiles[] = {{0, 0, 0}, {2, 3, 2}, {5, 1, 5},
+                                                     {1, 9, 1}, {4, 2, 4}, {13, 9, 11}};
+  for (const auto& tile : fused_tiles) {
+    FdtdKernelConfig c;
+    c.variant = FdtdVariant::fused;
+    c.tile = tile;
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -385,7 +394,7 @@ TEMPLATE_TEST_CASE(
       for (int c = 0; c < 6; ++c) REQUIRE(solver.component_host(c) == reference.component(c));
       ++checked;
     }
-  CHECK(checked == 68);
+  CHECK(checked == 80);
   // The fields are not trivial: the source drove them, and the block's material shows.
   double largest = 0;
   for (double v : reference.component(1)) largest = std::max(largest, std::abs(v));
@@ -759,36 +768,37 @@ TEMPLATE_TEST_CASE("in float the line variant agrees bitwise with the cell varia
   }
 }
 
-// Rows of several cache lines and a remainder (37 cells along x, 35 along z): the line variant's
-// fused rows run whole chunks (16 floats, 8 doubles) with their prefetches and a remainder, after
-// the wall's first cell, or without prefetches (kernel.prefetch = 0) the row in one loop. A cavity
-// mode fills every cell from the first step (the source alone would not reach the rows' ends in
-// 20 steps).
+// Rows of several cache lines and a remainder (37 cells along x, 35 along z): the line and fused
+// variants' rows run whole chunks (16 floats, 8 doubles) with their prefetches and a remainder,
+// after the wall's first cell, or without prefetches (kernel.prefetch = 0) the row in one loop. A
+// cavity mode fills every cell from the first step (the source alone would not reach the rows' ends
+// in 20 steps).
 template <class T, class L>
 void check_long_rows_against_cells() {
   for (MediaMode mode : {MediaMode::arrays, MediaMode::uniform})
     for (const Prefetch prefetch : {Prefetch{0, PrefetchInto::l1}, Prefetch{256, PrefetchInto::l1},
                                     Prefetch{default_prefetch_bytes, PrefetchInto::l2},
-                                    Prefetch{default_prefetch_bytes, PrefetchInto::both}}) {
-      FdtdProblem p = busy_problem();
-      p.cells = {37, 9, 35};
-      p.cavity = CavityMode{{2, 1, 1}};
-      p.media.mode = mode;
-      p.media.has_block = mode == MediaMode::arrays;
-      FdtdKernelConfig line, cell;
-      line.variant = FdtdVariant::line;
-      line.prefetch = prefetch;
-      line.element_bytes = cell.element_bytes = static_cast<int>(sizeof(T));
-      YeeSolver<T, L> a(p, plan_for<L>(p, cell)), b(p, plan_for<L>(p, line));
-      a.run(20);
-      b.run(20);
-      INFO(to_string(mode) << ", " << prefetch_words(prefetch));
-      for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
-    }
+                                    Prefetch{default_prefetch_bytes, PrefetchInto::both}})
+      for (const FdtdVariant variant : {FdtdVariant::line, FdtdVariant::fused}) {
+        FdtdProblem p = busy_problem();
+        p.cells = {37, 9, 35};
+        p.cavity = CavityMode{{2, 1, 1}};
+        p.media.mode = mode;
+        p.media.has_block = mode == MediaMode::arrays;
+        FdtdKernelConfig line, cell;
+        line.variant = variant;
+        line.prefetch = prefetch;
+        line.element_bytes = cell.element_bytes = static_cast<int>(sizeof(T));
+        YeeSolver<T, L> a(p, plan_for<L>(p, cell)), b(p, plan_for<L>(p, line));
+        a.run(20);
+        b.run(20);
+        INFO(to_string(variant) << ", " << to_string(mode) << ", " << prefetch_words(prefetch));
+        for (int c = 0; c < 6; ++c) CHECK(a.component_host(c) == b.component_host(c));
+      }
 }
 
-TEMPLATE_TEST_CASE("the line variant's long rows agree bitwise with the cell variant", "[fdtd]",
-                   Kokkos::LayoutLeft, Kokkos::LayoutRight) {
+TEMPLATE_TEST_CASE("the line and fused variants' long rows agree bitwise with the cell variant",
+                   "[fdtd]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   check_long_rows_against_cells<float, TestType>();
   check_long_rows_against_cells<double, TestType>();
 }
@@ -906,7 +916,10 @@ TEST_CASE("the plan fills Kokkos' default tile entries once and says why a tile 
   CHECK_THROWS_AS((YeeSolver<double, Kokkos::LayoutRight>(other, cell)), std::invalid_argument);
 }
 
-TEST_CASE("the backends' defaults: pairs on rows of whole lines on GPUs, line on hosts", "[fdtd]") {
+TEST_CASE(
+    "the backends' defaults: pairs on rows of whole lines on GPUs, fused on hosts (line with "
+    "several ranks)",
+    "[fdtd]") {
   for (const char* precision : {"float", "double"})
     for (const char* layout : {"right", "left"}) {
       const Deck deck = Deck::parse(std::string("[run]\nsolver = \"fdtd\"\nprecision = \"") +
@@ -928,7 +941,8 @@ TEST_CASE("the backends' defaults: pairs on rows of whole lines on GPUs, line on
       CHECK(gpu.plan.config.prefetch.bytes == 0);
       ExecLimits host_limits = limits_with_mapping(false);
       const FdtdSetup host = fdtd_setup_from_deck(deck, host_limits);
-      CHECK(host.plan.config.variant == FdtdVariant::line);
+      CHECK(host.plan.config.variant == FdtdVariant::fused);
+      CHECK(fdtd_setup_from_deck(deck, host_limits, 0, 2).plan.config.variant == FdtdVariant::line);
       CHECK(host.plan.row_alignment == 1);
       // The rows prefetch 2 KiB ahead on AVX hosts whose cores' L1 data cache holds 48 KiB or
       // more (or is unknown), not with 32 KiB.
@@ -959,10 +973,10 @@ TEST_CASE(
   CHECK(setup({"kernel.variant=\"cell\""}, host).plan.config.prefetch.bytes == 0);
   CHECK_THROWS_WITH(setup({"kernel.variant=\"cell\"", "kernel.prefetch=512"}, host),
                     ContainsSubstring("f.toml: [kernel] prefetch = 512") &&
-                        ContainsSubstring("only line prefetches") &&
+                        ContainsSubstring("only line and fused prefetch") &&
                         ContainsSubstring("0 or \"auto\" for cell"));
   CHECK_THROWS_WITH(setup({"kernel.prefetch=512"}, h100_limits()),
-                    ContainsSubstring("only line prefetches"));
+                    ContainsSubstring("only line and fused prefetch"));
   CHECK_THROWS_WITH(setup({"kernel.prefetch=100"}, host),
                     ContainsSubstring("[kernel] prefetch = 100") &&
                         ContainsSubstring("0, 256, 512, 1024, 2048, 4096"));
@@ -989,9 +1003,36 @@ TEST_CASE(
   }
   CHECK_THROWS_WITH(setup({"kernel.variant=\"cell\"", "kernel.prefetch_into=l2"}, host),
                     ContainsSubstring("[kernel] prefetch_into") &&
-                        ContainsSubstring("only line prefetches") &&
+                        ContainsSubstring("only line and fused prefetch") &&
                         ContainsSubstring("\"auto\" for variant cell"));
   CHECK(setup({"kernel.prefetch_into=auto"}, h100_limits()).plan.config.prefetch.bytes == 0);
+}
+
+TEST_CASE("kernel.variant = fused: hosts and one rank only, line's tiles and prefetches",
+          "[fdtd]") {
+  using Catch::Matchers::ContainsSubstring;
+  const std::string deck_text = "[run]\nsolver = \"fdtd\"\n[grid]\nnx = 16\nny = 16\nnz = 16\n";
+  const Deck deck = Deck::parse(deck_text, "f.toml", {"kernel.variant=\"fused\""}, fdtd_schema());
+  const ExecLimits host = limits_with_mapping(false);
+  const FdtdSetup fused = fdtd_setup_from_deck(deck, host);
+  CHECK(fused.plan.config.variant == FdtdVariant::fused);
+  const FdtdSetup line = fdtd_setup_from_deck(
+      Deck::parse(deck_text, "f.toml", {"kernel.variant=\"line\""}, fdtd_schema()), host);
+  CHECK(fused.plan.launch.tile == line.plan.launch.tile);
+  CHECK(fused.plan.config.prefetch.bytes == line.plan.config.prefetch.bytes);
+  CHECK_THROWS_WITH(fdtd_setup_from_deck(deck, h100_limits()),
+                    ContainsSubstring("f.toml: [kernel] variant = \"fused\"") &&
+                        ContainsSubstring("hosts only") && ContainsSubstring("\"line\""));
+  CHECK_THROWS_WITH(fdtd_setup_from_deck(deck, host, 0, 2),
+                    ContainsSubstring("[kernel] variant = \"fused\"") &&
+                        ContainsSubstring("needs one rank") && ContainsSubstring("this run has 2"));
+  // A solver made beside a neighbour (no setup in between) refuses the plan too.
+  Decomposition beside = Decomposition::single();
+  beside.neighbour[0][1] = 0;
+  CHECK_THROWS_WITH((YeeSolver<double, Kokkos::LayoutRight>(fused.problem, fused.plan, beside)),
+                    ContainsSubstring("beside another rank"));
+  CHECK_NOTHROW(
+      YeeSolver<double, Kokkos::LayoutRight>(fused.problem, fused.plan, Decomposition::single()));
 }
 
 TEST_CASE("staggered geometry: lattices, probes, sources, time step", "[fdtd]") {

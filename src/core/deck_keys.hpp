@@ -160,22 +160,23 @@ inline KeySpec blocks_per_item_key(const std::string& applies) {
 // [kernel] prefetch of the solvers whose line kernel prefetches its rows' streams on hosts.
 inline KeySpec prefetch_key() {
   return Key("kernel", "prefetch", KeyType::integer_or_auto, R"("auto")",
-             "line on x86 hosts with AVX: bytes ahead at which each row prefetches the streams "
-             "it reads from memory (into the cache kernel.prefetch_into names); 0 = no software "
-             "prefetch (the hardware prefetchers alone); auto = the kernel's default where it "
-             "prefetches, else 0: Laplacian 2048 (4096 for one-plane AVX rows), FDTD 2048 where "
-             "a core's L1 data cache holds at least 48 KiB or kernel.prefetch_into names a cache, "
-             "else 0 (the best distance depends on the CPU: docs/PERFORMANCE.md)")
+             "line (and FDTD's fused) on x86 hosts with AVX: bytes ahead at which each row "
+             "prefetches the streams it reads from memory (into the cache kernel.prefetch_into "
+             "names); 0 = no software prefetch (the hardware prefetchers alone); auto = the "
+             "kernel's default where it prefetches, else 0: Laplacian 2048 (4096 for one-plane "
+             "AVX rows), FDTD 2048 where a core's L1 data cache holds at least 48 KiB or "
+             "kernel.prefetch_into names a cache, else 0 (the best distance depends on the CPU: "
+             "docs/PERFORMANCE.md)")
       .int_choices({0, 256, 512, 1024, 2048, 4096});
 }
 
 // [kernel] prefetch_into, beside prefetch_key.
 inline KeySpec prefetch_into_key() {
   return Key("kernel", "prefetch_into", KeyType::string, R"("auto")",
-             "line on x86 hosts with AVX, where it prefetches: the cache its prefetches of the "
-             "streams from memory fill; l1 = kernel.prefetch bytes ahead into the L1, l2 = into "
-             "the L2 only, both = into the L1 and twice as far into the L2; auto = l1 (which one "
-             "moves more depends on the CPU: docs/PERFORMANCE.md)")
+             "line (and FDTD's fused) on x86 hosts with AVX, where it prefetches: the cache its "
+             "prefetches of the streams from memory fill; l1 = kernel.prefetch bytes ahead into "
+             "the L1, l2 = into the L2 only, both = into the L1 and twice as far into the L2; "
+             "auto = l1 (which one moves more depends on the CPU: docs/PERFORMANCE.md)")
       .choices({"auto", "l1", "l2", "both"});
 }
 

@@ -31,13 +31,14 @@ inline std::optional<PrefetchInto> requested_prefetch_into(const Deck& deck) {
 }
 
 // Refuses a kernel.prefetch_into the rows would ignore: the kernel does not prefetch, or
-// kernel.prefetch is 0.
+// kernel.prefetch is 0. which: the kernels that do ("line prefetches").
 inline void check_prefetch_into(const Deck& deck, const Prefetch& prefetch, const bool prefetches,
-                                const std::string& kernel) {
+                                const std::string& kernel,
+                                const std::string& which = "line prefetches") {
   if (!requested_prefetch_into(deck)) return;
   if (!prefetches)
     throw deck.error("kernel", "prefetch_into",
-                     "not valid for " + kernel + ": only line prefetches, on x86 hosts with AVX",
+                     "not valid for " + kernel + ": only " + which + ", on x86 hosts with AVX",
                      "\"auto\" for " + kernel);
   if (prefetch.bytes == 0)
     throw deck.error("kernel", "prefetch_into", "kernel.prefetch = 0 prefetches nothing",

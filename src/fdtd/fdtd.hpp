@@ -27,8 +27,9 @@ enum class FdtdVariant {
   cell,    // one cell per work item, 3D MDRange with the layout-aware mapping
   column,  // one work item per column along the slowest axis, 2D MDRange (seed 001's loop over z)
   line,    // one work item per row along the contiguous axis, vectorised on hosts, 2D MDRange
-  pairs    // two cells along the contiguous axis per work item (on GPUs through 8-byte float or
+  pairs,   // two cells along the contiguous axis per work item (on GPUs through 8-byte float or
            // 16-byte double accesses), 3D MDRange over the pairs with the layout-aware mapping
+  fused    // line's rows and tiles, H and then E in one sweep over each tile (hosts, one rank)
 };
 FdtdVariant parse_fdtd_variant(const std::string& word);
 std::string to_string(FdtdVariant variant);
@@ -46,7 +47,12 @@ struct FdtdKernelConfig {
   Prefetch prefetch;      // line on AVX hosts: its rows' prefetches from memory (bytes 0: none)
 };
 
-// Whether the kernel's rows prefetch (kernel.prefetch): the line variant on an AVX host.
+// Whether the variant updates in rows along the contiguous axis (line and fused).
+constexpr bool fdtd_rows(const FdtdVariant variant) {
+  return variant == FdtdVariant::line || variant == FdtdVariant::fused;
+}
+
+// Whether the kernel's rows prefetch (kernel.prefetch): line and fused on an AVX host.
 bool fdtd_line_prefetches(const FdtdKernelConfig& config, bool gpu);
 
 enum class MediaMode {

@@ -29,9 +29,11 @@ const Schema& fdtd_schema() {
            "contiguous axis, vectorised on hosts (2D MDRange, ignores iterate and the contiguous "
            "axis' tile entry; on hosts 0 entries are fitted to the caches); pairs = two cells "
            "along the contiguous axis per work item (3D MDRange over the pairs, the contiguous "
-           "axis' tile entry counts pairs; on GPUs 8-byte float, 16-byte double accesses); auto "
-           "= line on hosts, pairs on GPUs")
-           .choices({"auto", "cell", "column", "line", "pairs"})},
+           "axis' tile entry counts pairs; on GPUs 8-byte float, 16-byte double accesses); fused "
+           "= line's rows and tiles with H and then E in one sweep, each field read from memory "
+           "once a step instead of twice (hosts, one rank); auto = fused on hosts (line with "
+           "several ranks), pairs on GPUs")
+           .choices({"auto", "cell", "column", "line", "pairs", "fused"})},
       kernel_trait_keys(),
       {prefetch_key(), prefetch_into_key()},
       {Key("media", "mode", T::string, R"("uniform")",

@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "fdtd/fused.hpp"
 #include "fdtd/kernels.hpp"
 #include "fdtd/reference.hpp"
 
@@ -131,6 +132,12 @@ YeeSolver<T, KokkosLayout>::YeeSolver(const FdtdProblem& problem, const FdtdPlan
   if (plan_.problem) throw std::invalid_argument("FDTD plan not valid: " + *plan_.problem);
   if (plan_.config.layout != layout_of<KokkosLayout>() || plan_.cells != problem_.cells)
     throw std::invalid_argument("FDTD plan made for other fields");
+  if (plan_.config.variant == FdtdVariant::fused)
+    for (int axis = 0; axis < 3; ++axis)
+      for (int side = 0; side < 2; ++side)
+        if (d.has_neighbour(axis, side))
+          throw std::invalid_argument(
+              "FDTD fused variant beside another rank: its updates exchange no ghost layers");
   const Index3 extents = grid_.local_extents();
   const Index3 allocated = plan_.allocated_extents(extents);
   const auto fits = [&](const Field<T, KokkosLayout>& spare) {
@@ -246,18 +253,27 @@ std::optional<EnergyRecord> YeeSolver<T, KokkosLayout>::step(bool energy) {
     const double half_volume = 0.5 * problem_.cell_volume();
     record = EnergyRecord{step_, time(), half_volume * electric, half_volume * magnetic};
   }
-  halo_e_.step({fields_.e[0], fields_.e[1], fields_.e[2]}, parts, [&](int part) {
+  if (plan_.config.variant == FdtdVariant::fused) {
+    // One rank (the setup's check): no ghost layers to exchange between the updates.
     by_media([&](auto media) {
-      launch_update("kstencil::fdtd::update_h", plan_of(part),
-                    UpdateH<T, KokkosLayout, decltype(media)::value>{v});
+      constexpr bool Arrays = decltype(media)::value;
+      launch_fused_step(plan_, UpdateH<T, KokkosLayout, Arrays>{v},
+                        UpdateE<T, KokkosLayout, Arrays>{v});
     });
-  });
-  halo_h_.step({fields_.h[0], fields_.h[1], fields_.h[2]}, parts, [&](int part) {
-    by_media([&](auto media) {
-      launch_update("kstencil::fdtd::update_e", plan_of(part),
-                    UpdateE<T, KokkosLayout, decltype(media)::value>{v});
+  } else {
+    halo_e_.step({fields_.e[0], fields_.e[1], fields_.e[2]}, parts, [&](int part) {
+      by_media([&](auto media) {
+        launch_update("kstencil::fdtd::update_h", plan_of(part),
+                      UpdateH<T, KokkosLayout, decltype(media)::value>{v});
+      });
     });
-  });
+    halo_h_.step({fields_.h[0], fields_.h[1], fields_.h[2]}, parts, [&](int part) {
+      by_media([&](auto media) {
+        launch_update("kstencil::fdtd::update_e", plan_of(part),
+                      UpdateE<T, KokkosLayout, decltype(media)::value>{v});
+      });
+    });
+  }
   if (problem_.source && grid_.owned.contains(problem_.source->index)) {
     const PointSource& s = *problem_.source;
     // J at (n + 1/2) dt drives E^n -> E^(n+1).

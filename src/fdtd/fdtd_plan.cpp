@@ -34,7 +34,7 @@ std::array<std::int64_t, 2> host_line_tile(const std::int64_t planes, const std:
 }  // namespace
 
 bool fdtd_line_prefetches(const FdtdKernelConfig& config, const bool gpu) {
-  return config.variant == FdtdVariant::line && !gpu && host_prefetch_compiled();
+  return fdtd_rows(config.variant) && !gpu && host_prefetch_compiled();
 }
 
 Box owned_cells(const FdtdProblem& problem, const Grid& nodes) {
@@ -63,7 +63,7 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
     tile = {config.tile[contiguous], config.tile[1], 1};
     launch.loop_start = static_cast<int>(cells.lo[slow]);
     launch.loop_length = static_cast<int>(cells.extent(slow));
-  } else if (config.variant == FdtdVariant::line) {
+  } else if (fdtd_rows(config.variant)) {
     // Policy (plane along the slowest axis, j, 0), Iterate::Right; the contiguous axis is the
     // loop in each work item.
     const int contiguous = config.layout == Layout::right ? 2 : 0;
@@ -127,6 +127,9 @@ std::string FdtdPlan::describe() const {
     case FdtdVariant::line:
       return right ? "policy (i,j), Iterate::Right, rows along z"
                    : "policy (k,j), Iterate::Right, rows along x";
+    case FdtdVariant::fused:
+      return right ? "tiles of (i,j), rows along z, H then E in one sweep"
+                   : "tiles of (k,j), rows along x, H then E in one sweep";
   }
   return "?";
 }
@@ -143,6 +146,7 @@ std::array<std::int64_t, 3> FdtdPlan::tile_per_axis() const {
       tile[contiguous] = launch.tile[0];
       break;
     case FdtdVariant::line:
+    case FdtdVariant::fused:
       tile[slow] = launch.tile[0];
       break;
   }

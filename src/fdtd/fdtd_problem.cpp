@@ -14,6 +14,7 @@ FdtdVariant parse_fdtd_variant(const std::string& word) {
   if (word == "column") return FdtdVariant::column;
   if (word == "line") return FdtdVariant::line;
   if (word == "pairs") return FdtdVariant::pairs;
+  if (word == "fused") return FdtdVariant::fused;
   throw std::invalid_argument("unknown FDTD variant " + word);
 }
 
@@ -27,6 +28,8 @@ std::string to_string(FdtdVariant variant) {
       return "line";
     case FdtdVariant::pairs:
       return "pairs";
+    case FdtdVariant::fused:
+      return "fused";
   }
   return "?";
 }

@@ -31,12 +31,16 @@ std::string point_text(const Real3& p) {
   return "[" + fmt("%g", p[0]) + ", " + fmt("%g", p[1]) + ", " + fmt("%g", p[2]) + "]";
 }
 
-// The backend's default kernel configuration (variant "auto").
-FdtdKernelConfig default_fdtd_kernel(const ExecLimits& limits, Layout layout, IterOrder iterate) {
+// The backend's default kernel configuration (variant "auto") for a run of `ranks` ranks.
+FdtdKernelConfig default_fdtd_kernel(const ExecLimits& limits, Layout layout, IterOrder iterate,
+                                     const int ranks) {
   FdtdKernelConfig config;
-  // Hosts: rows through loops the compiler vectorises, in cache-fitted tiles; Kokkos' host
-  // MDRange over cells does not vectorise (docs/PERFORMANCE.md, FDTD on hosts).
-  config.variant = limits.gpu ? FdtdVariant::pairs : FdtdVariant::line;
+  // Hosts: rows through loops the compiler vectorises, in cache-fitted tiles (Kokkos' host
+  // MDRange over cells does not vectorise), H and E in one sweep where one rank runs
+  // (docs/PERFORMANCE.md, FDTD on hosts).
+  config.variant = limits.gpu  ? FdtdVariant::pairs
+                   : ranks > 1 ? FdtdVariant::line
+                               : FdtdVariant::fused;
   config.layout = layout;
   config.iterate = iterate;
   if (limits.gpu) {
@@ -133,7 +137,7 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
   s.requested_iterate = traits.iterate;
   FdtdKernelConfig kernel;
   if (s.requested_variant == "auto") {
-    kernel = default_fdtd_kernel(limits, traits.layout, traits.iterate);
+    kernel = default_fdtd_kernel(limits, traits.layout, traits.iterate, ranks);
   } else {
     kernel.variant = parse_fdtd_variant(s.requested_variant);
     kernel.layout = traits.layout;
@@ -142,6 +146,13 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
     kernel.launch_bounds = *traits.launch_bounds;
   }
   kernel.element_bytes = s.single_precision ? 4 : 8;
+  if (kernel.variant == FdtdVariant::fused && (limits.gpu || ranks > 1))
+    throw deck.error("kernel", "variant",
+                     limits.gpu ? "fused runs on hosts only (one thread sweeps a tile)"
+                                : "fused needs one rank (its updates exchange no ghost layers) "
+                                  "and this run has " +
+                                      std::to_string(ranks),
+                     R"("auto", "cell", "column", "line" or "pairs")");
   const bool prefetches = fdtd_line_prefetches(kernel, limits.gpu);
   const std::optional<PrefetchInto> into = requested_prefetch_into(deck);
   kernel.prefetch.into = into.value_or(PrefetchInto::l1);
@@ -155,10 +166,11 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
     if (kernel.prefetch.bytes != 0 && !prefetches)
       throw deck.error("kernel", "prefetch",
                        "not valid for variant " + to_string(kernel.variant) +
-                           ": only line prefetches, on x86 hosts with AVX",
+                           ": only line and fused prefetch, on x86 hosts with AVX",
                        "0 or \"auto\" for " + to_string(kernel.variant));
   }
-  check_prefetch_into(deck, kernel.prefetch, prefetches, "variant " + to_string(kernel.variant));
+  check_prefetch_into(deck, kernel.prefetch, prefetches, "variant " + to_string(kernel.variant),
+                      "line and fused prefetch");
   s.mpi = mpi_config_from_deck(deck, p.nodes().points, rank, ranks, traits.layout, limits);
   const Grid nodes = s.mpi.local_grid(p.nodes());
   s.plan = plan_fdtd(kernel, p, owned_cells(p, nodes), limits);

@@ -207,7 +207,7 @@ KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[
                                                       const Prefetch prefetch, const Cells& cells) {
   constexpr int chunk = prefetch_stride_bytes / static_cast<int>(sizeof(T));
   int q0 = 0;
-  if (prefetch.bytes > 0)
+  if (Streams > 0 && prefetch.bytes > 0)
     q0 = with_prefetch_cache(prefetch.into, [&](const auto into) {
       int q = 0;
       for (; q + chunk <= n; q += chunk) {
@@ -221,14 +221,18 @@ KOKKOS_FORCEINLINE_FUNCTION void in_prefetched_chunks(const T* const (&streams)[
 }
 
 // The cells [0, n) of a row, the three components in one loop (e_cells' arguments, n for begin
-// and end). Every stream of the row comes from memory; the neighbours behind it, from the caches.
-template <bool Arrays, class T>
+// and end). Every stream of the row comes from memory, the neighbours behind it from the caches.
+// AfterH (the fused sweep, H's row has just read E's and written H's): nothing prefetched with
+// uniform media, every stream with per-cell media, as measured (docs/PERFORMANCE.md, FDTD on
+// hosts).
+template <bool Arrays, bool AfterH, class T>
 KOKKOS_FORCEINLINE_FUNCTION void e_row(T* ex, T* ey, T* ez, const T* hx, const T* hy, const T* hz,
                                        const T* ca_of, const T* cb_of, const RowCurl<T> k,
                                        const T ca0, const T cb0, const int n,
                                        const Prefetch prefetch) {
   const T* const streams[8] = {ex, ey, ez, hx, hy, hz, ca_of, cb_of};
-  in_prefetched_chunks<Arrays ? 8 : 6>(streams, n, prefetch, [&](const int begin, const int end) {
+  constexpr int Streams = Arrays ? 8 : AfterH ? 0 : 6;
+  in_prefetched_chunks<Streams>(streams, n, prefetch, [&](const int begin, const int end) {
     e_cells<Arrays>(ex, ey, ez, hx, hy, hz, ca_of, cb_of, k, ca0, cb0, begin, end);
   });
 }
@@ -313,7 +317,8 @@ struct UpdateE {
   }
   // The cells [begin, end) along the contiguous axis of row j in plane s (the slowest axis), the
   // three components in one loop host compilers vectorise (e_row): the same values as operator()
-  // at each cell.
+  // at each cell. AfterH: the fused sweep's row (e_row).
+  template <bool AfterH = false>
   KOKKOS_INLINE_FUNCTION void line(const int s, const int j, const int begin, const int end,
                                    const Prefetch prefetch) const {
     const LineFrame<KokkosLayout> f{v.ex, s, j, begin, v.oi, v.oj, v.ok};
@@ -340,10 +345,10 @@ struct UpdateE {
     update(2, v.ez, v.hy, 0, v.idx, v.hx, 1, v.idy, all ? fused_start - first[2] : n[2]);
     if (!all) return;
     const std::ptrdiff_t at = f.offset + fused_start;
-    e_row<Arrays>(v.ex.data() + at, v.ey.data() + at, v.ez.data() + at, v.hx.data() + at,
-                  v.hy.data() + at, v.hz.data() + at, Arrays ? v.ca.data() + at : nullptr,
-                  Arrays ? v.cb.data() + at : nullptr, row_curl(v, f), ca, cb,
-                  end - begin - fused_start, prefetch);
+    e_row<Arrays, AfterH>(v.ex.data() + at, v.ey.data() + at, v.ez.data() + at, v.hx.data() + at,
+                          v.hy.data() + at, v.hz.data() + at, Arrays ? v.ca.data() + at : nullptr,
+                          Arrays ? v.cb.data() + at : nullptr, row_curl(v, f), ca, cb,
+                          end - begin - fused_start, prefetch);
   }
   // Cells (i, j, k) and the next along the contiguous axis, those of them in [begin, end) along it
   // (pairs variant): operator()'s values, from pairs of values.
@@ -517,7 +522,7 @@ void launch_update(const char* label, const FdtdPlan& plan, const Update& update
     });
     return;
   }
-  if (plan.config.variant == FdtdVariant::line) {
+  if (fdtd_rows(plan.config.variant)) {
     const auto policy = planned_policy<Kokkos::Iterate::Right, 0>(l.lower, l.upper, l.tile);
     Kokkos::parallel_for(
         label, policy,
