@@ -41,7 +41,7 @@ DECKS = {"laplacian": "inputs/laplacian.toml", "fdtd": "inputs/fdtd_cavity.toml"
          "jacobi": "inputs/poisson_3d.toml", "cg": "inputs/poisson_3d.toml"}
 # Benchmark settings per solver: fields and diagnostics off, enough work to time.
 SETTINGS = {"laplacian": ["run.repeats=20"],
-            "fdtd": ["time.steps=100", "diagnostics.every=0"],
+            "fdtd": ["time.steps=100", "diagnostics.every=0", "diagnostics.probes=[]"],
             "jacobi": ["jacobi.max_iterations=1", "run.repeats=20", "jacobi.print_every=0"],
             "cg": ["run.solver=cg", "cg.max_iterations=50", "cg.print_every=0"]}
 COLUMNS = ["solver", "mode", "ranks", "dims", "overlap", "nx", "ny", "nz", "step_s", "efficiency",
