@@ -251,9 +251,9 @@ TEMPLATE_TEST_CASE(
   using T = TestType;
   // Rows long enough for vectors; the extents (boundary included) along the contiguous axis let
   // the rows with their two ends fill whole cache lines (32) or not (29); planes 64-byte multiples
-  // apart (6 x 32 values), so a work item's planes go together on AVX-512 hosts, or not (5 x 29);
-  // 5 interior planes: a whole group of 4 and a partial one. The right-hand side varies along
-  // every axis, so that a plane reading another's would show.
+  // apart (6 x 32 values), so a work item's planes go together on AVX2 and AVX-512 hosts, or not (5
+  // x 29); 5 interior planes: a whole group of 4 and a partial one. The right-hand side varies
+  // along every axis, so that a plane reading another's would show.
   for (const Index contiguous : {Index(32), Index(29)})
     for (const Layout layout : {Layout::left, Layout::right}) {
       const Index rows = contiguous == 32 ? 6 : 5;
@@ -323,8 +323,8 @@ TEMPLATE_TEST_CASE(
     "[jacobi]", float, double) {
   using T = TestType;
   // 8 planes of 6 rows of 40 values (layout right, z contiguous): 240 values a plane, a multiple
-  // of 64 bytes, so S planes go together on AVX-512 hosts; rows of 38 points (with their ends 40:
-  // whole lines for double, not for float) starting at 1 and of 29 starting at 5.
+  // of 64 bytes, so S planes go together on AVX2 and AVX-512 hosts; rows of 38 points (with their
+  // ends 40: whole lines for double, not for float) starting at 1 and of 29 starting at 5.
   using View = Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace>;
   const View in("in", 8, 6, 40), streamed("streamed", 8, 6, 40), portable("portable", 8, 6, 40);
   for (int x = 0; x < 8; ++x)
@@ -372,6 +372,103 @@ TEMPLATE_TEST_CASE(
       compare(std::integral_constant<int, 2>{});
       compare(std::integral_constant<int, 4>{});
     }
+}
+
+#ifdef KSTENCIL_HOST_SIMD_LINES
+// The rows of one vector width (x86::Ymm or x86::Zmm) against the portable rows: S planes of
+// Jacobi's point (with and without the norm) and of the Laplacian's, in both layouts.
+template <template <class> class Vec, class T, class KokkosLayout>
+void check_simd_rows() {
+  constexpr bool right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
+  using View = Kokkos::View<T***, KokkosLayout, Kokkos::HostSpace>;
+  // 8 planes of 6 rows of 40 values: 240 values a plane, a multiple of 64 bytes, so S planes go
+  // together; rows of 38 points (with their ends 40: whole lines for double, not for float)
+  // starting at 1, of 29 starting at 5 and of 3 starting at 2 (shorter than a vector).
+  const auto make = [](const std::string& name) {
+    return right ? View(name, 8, 6, 40) : View(name, 40, 6, 8);
+  };
+  const View in = make("in"), simd = make("simd"), portable = make("portable");
+  const auto at = [&](const View& v, int slow, int y, int along) -> T& {
+    return right ? v(slow, y, along) : v(along, y, slow);
+  };
+  for (int x = 0; x < 8; ++x)
+    for (int y = 0; y < 6; ++y)
+      for (int z = 0; z < 40; ++z) at(in, x, y, z) = T(std::sin(0.3 * x + 0.7 * y + 0.11 * z * z));
+  const std::ptrdiff_t ss = right ? in.stride(0) : in.stride(2), sy = in.stride(1);
+  const JacobiFormula<T> formula{T(1.5), T(0.75), T(2.25), T(1) / T(9), true, true, true};
+  const StencilPoint<T> laplacian{{T(-2.5), T(1.25), T(0.5), T(0.75)}};
+  for (const auto& [start, n] :
+       {std::pair<int, int>{1, 38}, std::pair<int, int>{5, 29}, std::pair<int, int>{2, 3}})
+    for (const RowEnds ends : {RowEnds::none, RowEnds::input, RowEnds::zero})
+      for (const int bytes : {0, 512}) {
+        const Prefetch prefetch{bytes, PrefetchInto::l1};
+        const auto rows = [&](const auto planes, const auto norm, const auto jacobi,
+                              const bool vectors, const View& out) {
+          constexpr int S = decltype(planes)::value;
+          constexpr bool Norm = decltype(norm)::value;
+          double sum = 0;
+          for (int y = 1; y < 5; ++y) {
+            const T* c = &at(in, 1, y, start);
+            T* o = &at(out, 1, y, start);
+            const auto run = [&](const auto& point) {
+              return vectors
+                         ? x86::stencil_lines_simd<Vec, S, KokkosLayout, Norm, PrefetchInto::l1>(
+                               c, o, n, ss, sy, point, 0, ends, prefetch.bytes)
+                         : stencil_lines<false, S, KokkosLayout, Norm>(c, o, n, S, ss, sy, point,
+                                                                       ends, prefetch);
+            };
+            sum += decltype(jacobi)::value ? run(JacobiPoint<T, true>{formula, c, T(0)})
+                                           : run(laplacian);
+          }
+          fence_streamed_stores<true>();
+          return sum;
+        };
+        const auto compare = [&](const auto planes, const auto norm, const auto jacobi) {
+          INFO("planes " << decltype(planes)::value << ", norm " << decltype(norm)::value
+                         << ", jacobi " << decltype(jacobi)::value << ", row from " << start << ", "
+                         << n << " points, ends " << static_cast<int>(ends) << ", prefetch "
+                         << bytes);
+          Kokkos::deep_copy(simd, in);
+          Kokkos::deep_copy(portable, in);
+          const double a = rows(planes, norm, jacobi, true, simd);
+          const double b = rows(planes, norm, jacobi, false, portable);
+          // The same squares in other orders: each sum within its number of terms in eps.
+          CHECK(std::abs(a - b) <=
+                2 * 4 * decltype(planes)::value * n * std::numeric_limits<double>::epsilon() * a);
+          CHECK((decltype(norm)::value ? a > 0 : a == 0));
+          for (int x = 0; x < 8; ++x)
+            for (int y = 0; y < 6; ++y)
+              for (int z = 0; z < 40; ++z) {
+                INFO(x << " " << y << " " << z);
+                REQUIRE(std::memcmp(&at(simd, x, y, z), &at(portable, x, y, z), sizeof(T)) == 0);
+              }
+        };
+        using std::integral_constant, std::true_type, std::false_type;
+        compare(integral_constant<int, 1>{}, true_type{}, true_type{});
+        compare(integral_constant<int, 2>{}, true_type{}, true_type{});
+        compare(integral_constant<int, 4>{}, true_type{}, true_type{});
+        compare(integral_constant<int, 4>{}, false_type{}, true_type{});
+        compare(integral_constant<int, 1>{}, false_type{}, false_type{});
+        compare(integral_constant<int, 4>{}, false_type{}, false_type{});
+      }
+}
+#endif
+
+TEMPLATE_TEST_CASE(
+    "stencil_lines_simd: the AVX2 rows (and AVX-512's, where compiled) store the portable rows' "
+    "bits and sum the same squares, whatever this build's widest vectors",
+    "[jacobi]", float, double) {
+#ifdef KSTENCIL_HOST_SIMD_LINES
+  check_simd_rows<x86::Ymm, TestType, Kokkos::LayoutRight>();
+  check_simd_rows<x86::Ymm, TestType, Kokkos::LayoutLeft>();
+#ifdef __AVX512F__
+  check_simd_rows<x86::Zmm, TestType, Kokkos::LayoutRight>();
+  check_simd_rows<x86::Zmm, TestType, Kokkos::LayoutLeft>();
+#endif
+#else
+  // Without AVX2 the rows are the portable ones: stencil_lines_simd is not compiled.
+  CHECK_FALSE(host_simd_lines_compiled());
+#endif
 }
 
 TEST_CASE("seed 004's classic problem prints the seed's history, whatever the layout and norm",

@@ -423,12 +423,12 @@ TEMPLATE_TEST_CASE(
   // counts any point outside the update box that is no longer NaN. 9 planes in work items of 1, 2
   // and 4 (the last item holds the one plane left over); rows of 16, 32 and 64 points make the
   // planes 9 x 16 x 8 bytes (and x 4 for 32 and 64) apart, whole cache lines, so that with
-  // AVX-512 the planes of an item go through stencil_lines_avx512 together, and the other lengths
-  // plane by plane. With zero_row_ends the points either side of each row must hold 0
+  // AVX2 or AVX-512 the planes of an item go through stencil_lines_simd together, and the other
+  // lengths plane by plane. With zero_row_ends the points either side of each row must hold 0
   // (verify_laplacian checks them exactly): rows of 16, 32 and 64 points in double and 32 and 64
   // in float then fill whole cache lines with them and are streamed whole.
   INFO("non-temporal host stores compiled: " << host_streaming_stores_compiled());
-  INFO("AVX-512 host lines compiled: " << host_avx512_lines_compiled());
+  INFO("AVX2 or AVX-512 host lines compiled: " << host_simd_lines_compiled());
   std::size_t checked = 0;
   for (Index length : {3, 4, 10, 16, 18, 19, 26, 32, 37, 64, 71})
     for (int m : {1, 4, 16})
@@ -758,9 +758,9 @@ TEST_CASE(
   // Rows of several planes' streams 2 KiB ahead, the one-plane AVX row a page; nothing to prefetch
   // without AVX, on GPUs or with plain stores.
   CHECK(host_default.plan.params.prefetch.bytes ==
-        (host_avx512_lines_compiled() ? default_prefetch_bytes
-         : host_prefetch_compiled()   ? default_single_stream_prefetch_bytes
-                                      : 0));
+        (host_simd_lines_compiled() ? default_prefetch_bytes
+         : host_prefetch_compiled() ? default_single_stream_prefetch_bytes
+                                    : 0));
   CHECK(host_default.plan.params.prefetch.into == PrefetchInto::l1);
   CHECK(setup({"kernel.prefetch=0"}, host).plan.params.prefetch.bytes == 0);
   // Whatever the L1 (FDTD's rule is not the Laplacian's).
@@ -935,7 +935,7 @@ TEST_CASE("the host default: line kernels of 16 rows per work item with streamin
       const auto params = default_params(host, layout, grid, element_bytes);
       CHECK(params.kernel == LaplacianKernel::line);
       CHECK(params.m == 16);
-      CHECK(params.m_slow == (host_avx512_lines_compiled() ? 4 : 1));
+      CHECK(params.m_slow == (host_simd_lines_compiled() ? 4 : 1));
       CHECK(params.streaming_stores);
       CHECK(params.zero_row_ends);
       CHECK(params.tile == std::array<std::int64_t, 3>{0, 0, 0});
@@ -949,7 +949,8 @@ TEST_CASE("the host default: line kernels of 16 rows per work item with streamin
 }
 
 TEST_CASE(
-    "the host default on AVX-512 hosts with few threads: 4 planes per work item, row blocks whose "
+    "the host default on AVX2 and AVX-512 hosts with few threads: 4 planes per work item, row "
+    "blocks whose "
     "six planes fit half the core's L2",
     "[laplacian]") {
   ExecLimits host;
@@ -964,7 +965,7 @@ TEST_CASE(
   const Grid big_cube = Grid::whole({512, 512, 512}, {0, 0, 0}, {1, 1, 1});
   const Tile kokkos_tile{0, 0, 0};
   host.core_cache_bytes = 2 << 20;
-  if (!host_avx512_lines_compiled()) {
+  if (!host_simd_lines_compiled()) {
     // One plane at a time and Kokkos' tile.
     CHECK(config(cube, Layout::right, 8).m_slow == 1);
     CHECK(config(cube, Layout::right, 8).tile == kokkos_tile);

@@ -1,7 +1,7 @@
 #pragma once
 // The one interface to hand-written host SIMD. Kernels call store_line, copy_line_in_parts,
-// stencil_lines, prefetch_stream and fence_streamed_stores; on x86 hosts with AVX (AVX-512 for
-// stencil_lines) they run the intrinsics under arch/x86/, everywhere else (GPUs, other hosts,
+// stencil_lines, prefetch_stream and fence_streamed_stores; on x86 hosts with AVX (AVX2 or AVX-512
+// for stencil_lines) they run the intrinsics under arch/x86/, everywhere else (GPUs, other hosts,
 // Streaming = false) the portable loops beside them. Both paths give bitwise the same results.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
@@ -18,8 +18,8 @@
     !defined(__SYCL_DEVICE_ONLY__)
 #define KSTENCIL_HOST_STREAMING_STORES 1
 #include "arch/x86/streams.hpp"
-#if defined(__AVX512F__)
-#define KSTENCIL_HOST_AVX512_LINES 1
+#if defined(__AVX2__)
+#define KSTENCIL_HOST_SIMD_LINES 1
 #include "arch/x86/stencil_lines.hpp"
 #endif
 #endif
@@ -52,14 +52,26 @@ constexpr bool host_streaming_stores_compiled() {
 #endif
 }
 
-// Whether stencil_lines updates several planes' rows together with AVX-512 in this build.
-constexpr bool host_avx512_lines_compiled() {
-#ifdef KSTENCIL_HOST_AVX512_LINES
+// Whether stencil_lines updates several planes' rows together, vectorised by hand (AVX2 or
+// AVX-512), in this build.
+constexpr bool host_simd_lines_compiled() {
+#ifdef KSTENCIL_HOST_SIMD_LINES
   return true;
 #else
   return false;
 #endif
 }
+
+#ifdef KSTENCIL_HOST_SIMD_LINES
+// The widest vectors this build's host rows use.
+#if defined(__AVX512F__)
+template <class T>
+using HostLineVectors = x86::Zmm<T>;
+#else
+template <class T>
+using HostLineVectors = x86::Ymm<T>;
+#endif
+#endif
 
 // out[q] = value_at(q) for q in [0, n), and with zero_ends also out[-1] = out[n] = 0. Streaming on
 // an AVX host: whole cache lines through non-temporal stores, prefetching read_first (the input
@@ -155,27 +167,28 @@ inline constexpr int portable_norm_lanes = 32;
 // One row of S planes of a 7-point stencil along the contiguous axis: out[p * ss + q] = the point
 // at c[p * ss + q] for p in [0, S), q in [0, n) (rows sy apart; Point::of gives a point from its
 // neighbours' pair sums, on values and on vectors), and the points either side of each plane's row
-// as `ends` says (RowEnds::input only where it completes whole lines on AVX-512 hosts). With Norm
-// it returns the sum of (out - c)^2 over the points in double (else 0). With streaming stores on
-// AVX-512 hosts the planes go together (their centre lines loaded once) where their lines start at
-// the same offset within a cache line; elsewhere plane by plane through store_line. prefetch: how
-// far ahead, and into which cache, the streams from memory are prefetched (bytes 0: not at all).
+// as `ends` says (RowEnds::input only where it completes whole lines on AVX2 and AVX-512 hosts).
+// With Norm it returns the sum of (out - c)^2 over the points in double (else 0). With streaming
+// stores on AVX2 and AVX-512 hosts the planes go together (their centre lines loaded once) where
+// their lines start at the same offset within a cache line; elsewhere plane by plane through
+// store_line. prefetch: how far ahead, and into which cache, the streams from memory are prefetched
+// (bytes 0: not at all).
 template <bool Streaming, int S, class KokkosLayout, bool Norm = false, class T, class Point>
 KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
                                                  const int n, const int planes,
                                                  const std::ptrdiff_t ss, const std::ptrdiff_t sy,
                                                  const Point& point, const RowEnds ends,
                                                  const Prefetch prefetch) {
-#ifdef KSTENCIL_HOST_AVX512_LINES
+#ifdef KSTENCIL_HOST_SIMD_LINES
   if constexpr (Streaming) {
     return with_prefetch_cache(prefetch.into, [&](const auto into) {
       constexpr PrefetchInto Into = decltype(into)::value;
       if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0))
-        return x86::stencil_lines_avx512<S, KokkosLayout, Norm, Into>(c, out, n, ss, sy, point, 0,
-                                                                      ends, prefetch.bytes);
+        return x86::stencil_lines_simd<HostLineVectors, S, KokkosLayout, Norm, Into>(
+            c, out, n, ss, sy, point, 0, ends, prefetch.bytes);
       double sum = 0;
       for (int p = 0; p < planes; ++p)
-        sum += x86::stencil_lines_avx512<1, KokkosLayout, Norm, Into>(
+        sum += x86::stencil_lines_simd<HostLineVectors, 1, KokkosLayout, Norm, Into>(
             c + p * ss, out + p * ss, n, ss, sy, point, p * ss, ends, prefetch.bytes);
       return sum;
     });

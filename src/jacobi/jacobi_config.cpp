@@ -185,11 +185,11 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
   }
 }
 
-// The line strategy's work items: on few-core AVX-512 hosts 4 planes' rows together (as the
-// Laplacian's line rows), else one plane's; blocks of as many rows as keep the rows a block reads
-// (its planes, the two beside them and the right-hand side's) in half a core's own cache (as the
-// Laplacian's and FDTD's host rows), so that the planes beside a block come from that cache when
-// the sweep reaches them.
+// The line strategy's work items: on few-core AVX2 and AVX-512 hosts 4 planes' rows together (as
+// the Laplacian's line rows), else one plane's; blocks of as many rows as keep the rows a block
+// reads (its planes, the two beside them and the right-hand side's) in half a core's own cache (as
+// the Laplacian's and FDTD's host rows), so that the planes beside a block come from that cache
+// when the sweep reaches them.
 void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLimits& limits) {
   for (int d = 0; d < 3; ++d)
     if (is_collapsed(grid, d)) {
@@ -203,9 +203,9 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLim
         "copy); GPUs: \"blocked\" (the default for 3D grids), \"team\", \"reduce\"";
     return;
   }
-  plan.line_planes = host_avx512_lines_compiled() && few_core_host(limits) ? 4 : 1;
+  plan.line_planes = host_simd_lines_compiled() && few_core_host(limits) ? 4 : 1;
   plan.line_prefetch.bytes =
-      host_avx512_lines_compiled() ? default_prefetch_bytes : default_single_stream_prefetch_bytes;
+      host_simd_lines_compiled() ? default_prefetch_bytes : default_single_stream_prefetch_bytes;
   const int fast = plan.config.layout == Layout::right ? 2 : 0;
   // Where the box spans the update along the contiguous axis, the points beside its rows are
   // boundary or ghost points that no part of the update writes: the rows may store their input

@@ -135,10 +135,10 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
     case LaplacianKernel::line: {
       p.m = request.m.value_or(16);  // rows per work item: one fence per 16 rows
       // Many-core hosts march row blocks through each thread's planes (many_core_line_tile); fewer
-      // threads with AVX-512 update 4 planes per work item instead.
+      // threads with AVX2 or AVX-512 update 4 planes per work item instead.
       const bool few_threads = few_core_host(limits);
-      p.m_slow = request.m_slow.value_or(
-          !limits.gpu && host_avx512_lines_compiled() && few_threads ? 4 : 1);
+      p.m_slow =
+          request.m_slow.value_or(!limits.gpu && host_simd_lines_compiled() && few_threads ? 4 : 1);
       if (!limits.gpu && few_threads && p.m_slow > 1)
         default_tile = few_core_line_tile(box, a, limits.concurrency, limits.core_cache_bytes,
                                           element_bytes, p.m, p.m_slow);
@@ -157,7 +157,7 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
   p.parts = request.parts.value_or(p.parts);
   p.launch_bounds = request.launch_bounds.value_or(p.launch_bounds);
   p.prefetch.bytes = request.prefetch.value_or(!line_prefetches(p, limits.gpu) ? 0
-                                               : host_avx512_lines_compiled()
+                                               : host_simd_lines_compiled()
                                                    ? default_prefetch_bytes
                                                    : default_single_stream_prefetch_bytes);
   p.prefetch.into = request.prefetch_into.value_or(PrefetchInto::l1);

@@ -43,7 +43,7 @@ const Schema& laplacian_schema() {
            .int_choices({1, 2, 4, 8, 16}),
        Key("kernel", "m_slow", T::integer_or_auto, R"("auto")",
            "points per work item along the slowest axis (x in layout right, z in layout left; "
-           "blocked: at most 16 / m; line: planes, which an AVX-512 host updates together; "
+           "blocked: at most 16 / m; line: planes, which an AVX2 or AVX-512 host updates together; "
            "mdrange: 1); auto = the kernel's default")
            .int_choices({1, 2, 4}),
        Key("kernel", "m_contiguous", T::integer_or_auto, R"("auto")",

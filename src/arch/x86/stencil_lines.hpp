@@ -1,16 +1,22 @@
 #pragma once
-// The line kernels' rows on hosts with AVX-512: a row of several planes at once, written whole
-// cache lines at a time through non-temporal stores. Each vector of the centre line is loaded once
-// and serves as its own plane's centre, the neighbouring planes' slowest-axis neighbour and
-// (shifted by one lane against the vectors before and after it) its contiguous-axis neighbours, so
-// a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector
+// The line kernels' rows on x86 hosts with AVX2 or AVX-512: a row of several planes at once,
+// written whole cache lines at a time through non-temporal stores. Each vector of the centre line
+// is loaded once and serves as its own plane's centre, the neighbouring planes' slowest-axis
+// neighbour and (shifted by one lane against the vectors before and after it) its contiguous-axis
+// neighbours, so a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector
 // (docs/PERFORMANCE.md, host section). The point's formula comes from the caller (the Laplacian's,
-// Jacobi's), written once for values and vectors. Only arch/streams.hpp includes this file.
+// Jacobi's), written once for values and vectors; the vectors' operations come from Vec
+// (arch/x86/ymm.hpp, zmm.hpp). Only arch/streams.hpp (and the tests of both widths) include this
+// file.
 #include <immintrin.h>
 
 #include <cstddef>
 
 #include "arch/x86/streams.hpp"
+#include "arch/x86/ymm.hpp"
+#if defined(__AVX512F__)
+#include "arch/x86/zmm.hpp"
+#endif
 #include "core/scalar_ops.hpp"
 #include "core/stores.hpp"
 #include "laplacian/stencil.hpp"
@@ -18,106 +24,9 @@
 namespace kstencil {
 namespace x86 {
 
-template <class T>
-struct Zmm;
-
-// Partial sums of squares in double: two vectors, two independent chains of additions (float's
-// two halves; double uses `low`).
-struct Squares {
-  __m512d low = _mm512_setzero_pd(), high = _mm512_setzero_pd();
-  // Through memory: g++ 12 warns of _mm512_reduce_add_pd's internal undefined operand.
-  double total() const {
-    alignas(64) double lanes[8];
-    _mm512_store_pd(lanes, _mm512_add_pd(low, high));
-    double sum = 0;
-    for (const double lane : lanes) sum += lane;
-    return sum;
-  }
-};
-
-// How far ahead stencil_lines_avx512 prefetches the lines it reads again from the L2 (those from
+// How far ahead stencil_lines_simd prefetches the lines it reads again from the L2 (those from
 // memory: its `prefetch` argument; every stream prefetched: docs/PERFORMANCE.md, host section).
 inline constexpr int cache_read_ahead_bytes = 512;
-
-template <>
-struct Zmm<double> {
-  using V = __m512d;
-  static constexpr int width = 8;
-  static V load(const double* p) { return _mm512_loadu_pd(p); }
-  static V splat(double v) { return _mm512_set1_pd(v); }
-  static V add(V a, V b) { return _mm512_add_pd(a, b); }
-  static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
-  static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
-  static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
-  using Lanes = __mmask8;
-  static constexpr Lanes first_lane = 0x01, last_lane = 0x80;
-  static V zero_lanes(V v, Lanes lanes) {
-    return _mm512_maskz_mov_pd(static_cast<Lanes>(~lanes), v);
-  }
-  static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_pd(v, lanes, from); }
-  // squares += (value - from)^2 lane by lane, in double; `skipped` lanes add nothing.
-  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const V change = _mm512_sub_pd(_mm512_mask_mov_pd(value, skipped, from), from);
-    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(change, change));
-  }
-  // The elements one before (one after) those of `at`, given the vectors before and after it. The
-  // masked form with every lane selected is the same instruction; g++ 12 warns that the unmasked
-  // intrinsic's internal undefined operand may be used uninitialized.
-  static V shifted_back(V before, V at) {
-    const __m512i a = _mm512_castpd_si512(at);
-    return _mm512_castsi512_pd(
-        _mm512_mask_alignr_epi64(a, 0xff, a, _mm512_castpd_si512(before), 7));
-  }
-  static V shifted_on(V at, V after) {
-    const __m512i a = _mm512_castpd_si512(at);
-    return _mm512_castsi512_pd(_mm512_mask_alignr_epi64(a, 0xff, _mm512_castpd_si512(after), a, 1));
-  }
-};
-
-template <>
-struct Zmm<float> {
-  using V = __m512;
-  static constexpr int width = 16;
-  static V load(const float* p) { return _mm512_loadu_ps(p); }
-  static V splat(float v) { return _mm512_set1_ps(v); }
-  static V add(V a, V b) { return _mm512_add_ps(a, b); }
-  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
-  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
-  static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
-  using Lanes = __mmask16;
-  static constexpr Lanes first_lane = 0x0001, last_lane = 0x8000;
-  static V zero_lanes(V v, Lanes lanes) {
-    return _mm512_maskz_mov_ps(static_cast<Lanes>(~lanes), v);
-  }
-  static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_ps(v, lanes, from); }
-  // squares += (value - from)^2 lane by lane, in double (each half of the floats converted);
-  // `skipped` lanes add nothing.
-  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const V kept = _mm512_mask_mov_ps(value, skipped, from);
-    // Masked forms with every lane kept: g++ 12 warns that the plain intrinsics' internal
-    // undefined operands may be used uninitialized.
-    const auto half = [](V v, int which) {
-      const __m512d d = _mm512_castps_pd(v);
-      return _mm512_maskz_cvtps_pd(
-          0xff, _mm256_castpd_ps(which == 0 ? _mm512_maskz_extractf64x4_pd(0x0f, d, 0)
-                                            : _mm512_maskz_extractf64x4_pd(0x0f, d, 1)));
-    };
-    const __m512d low = _mm512_sub_pd(half(kept, 0), half(from, 0));
-    const __m512d high = _mm512_sub_pd(half(kept, 1), half(from, 1));
-    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(low, low));
-    squares.high = _mm512_add_pd(squares.high, _mm512_mul_pd(high, high));
-  }
-  static V shifted_back(V before, V at) {
-    const __m512i a = _mm512_castps_si512(at);
-    return _mm512_castsi512_ps(
-        _mm512_mask_alignr_epi32(a, 0xffff, a, _mm512_castps_si512(before), 15));
-  }
-  static V shifted_on(V at, V after) {
-    const __m512i a = _mm512_castps_si512(at);
-    return _mm512_castsi512_ps(
-        _mm512_mask_alignr_epi32(a, 0xffff, _mm512_castps_si512(after), a, 1));
-  }
-};
 
 // out[p * ss + q] = the point at c[p * ss + q] (Point::of from its neighbours' pair sums, on values
 // and on vectors, in one fixed order: the same bits as the solver's other kernels) for the planes p
@@ -137,12 +46,13 @@ struct Zmm<float> {
 // caller fences the non-temporal stores. Each stream is prefetched: those from memory `prefetch`
 // bytes ahead into the cache Into names; prefetch 0 prefetches none, not even those from the L2
 // (kernel.prefetch, kernel.prefetch_into).
-template <int S, class KokkosLayout, bool Norm, PrefetchInto Into, class T, class Point>
-inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
-                                   const std::ptrdiff_t ss, const std::ptrdiff_t sy,
-                                   const Point& row_point, const std::ptrdiff_t origin,
-                                   const RowEnds ends, const int prefetch) {
-  using Z = Zmm<T>;
+template <template <class> class Vec, int S, class KokkosLayout, bool Norm, PrefetchInto Into,
+          class T, class Point>
+inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
+                                 const std::ptrdiff_t ss, const std::ptrdiff_t sy,
+                                 const Point& row_point, const std::ptrdiff_t origin,
+                                 const RowEnds ends, const int prefetch) {
+  using Z = Vec<T>;
   using V = typename Z::V;
   constexpr int W = Z::width;
   constexpr bool z_lines = x_is_slowest<KokkosLayout>();
@@ -162,7 +72,7 @@ inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRIC
     }
     out[p * ss + q] = value;
   };
-  Squares squares;
+  typename Z::Squares squares;
   // With the ends filling whole cache lines the vectors run from the point before the line to the
   // point after it, the ends' lanes set to 0 or the input's values; otherwise over the line's whole
   // cache lines, the points before and after them one by one.
@@ -180,43 +90,54 @@ inline double stencil_lines_avx512(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRIC
       before[p] = Z::load(c + p * ss + q - W);
       at[p] = Z::load(c + p * ss + q);
     }
-    for (; q + W <= end; q += W) {
-      // Each stream the row reads is prefetched: those that come from memory (planes 1 .. S - 1
-      // one row on, plane S at this row) `prefetch` bytes ahead into Into, those that a sweep
-      // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one row
-      // on) into the L1 512 B ahead.
-      if (prefetch > 0) {
-        for (int p = 1; p < S; ++p) prefetch_from_memory<Into>(c + p * ss + sy + q, prefetch);
-        prefetch_from_memory<Into>(c + S * ss + q, prefetch);
-        prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
-        prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
+    // Vectors a cache line holds (AVX2: 2). A line's vectors are computed together and each
+    // plane's stored back to back, so that its non-temporal stores fill their write-combining
+    // buffer at once; the prefetches go with the line's first vector.
+    constexpr int line_vectors = cache_line_bytes / (W * static_cast<int>(sizeof(T)));
+    while (q + W <= end) {
+      const int line_q = q;
+      V values[line_vectors][S];
+      int done = 0;
+      for (; done < line_vectors && q + W <= end; ++done, q += W) {
+        // Each stream the row reads is prefetched: those that come from memory (planes 1 .. S - 1
+        // one row on, plane S at this row) `prefetch` bytes ahead into Into, those that a sweep
+        // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one
+        // row on) into the L1 512 B ahead.
+        if (prefetch > 0 && done == 0) {
+          for (int p = 1; p < S; ++p) prefetch_from_memory<Into>(c + p * ss + sy + q, prefetch);
+          prefetch_from_memory<Into>(c + S * ss + q, prefetch);
+          prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
+          prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
+        }
+        const auto zeroed = static_cast<typename Z::Lanes>((q == first_zeroed ? Z::first_lane : 0) |
+                                                           (q == last_zeroed ? Z::last_lane : 0));
+        V column[S + 2];  // the line's vectors at q in planes -1 .. S
+        column[0] = Z::load(c - ss + q);
+        for (int p = 0; p < S; ++p) column[p + 1] = at[p];
+        column[S + 1] = Z::load(c + S * ss + q);
+        for (int p = 0; p < S; ++p) {
+          const T* cp = c + p * ss;
+          const V after = Z::load(cp + q + W);
+          const V line_pair =
+              Z::add(Z::shifted_back(before[p], at[p]), Z::shifted_on(at[p], after));
+          const V slow_pair = Z::add(column[p], column[p + 2]);
+          const V y_pair = Z::add(Z::load(cp + q - sy), Z::load(cp + q + sy));
+          // The slowest axis is x for z lines, z for x lines.
+          const V value =
+              point.template of<Z>(at[p], z_lines ? slow_pair : line_pair, y_pair,
+                                   z_lines ? line_pair : slow_pair, origin + p * ss + q);
+          if (Norm) Z::add_squared_changes(squares, value, at[p], zeroed);
+          values[done][p] = ends == RowEnds::zero ? Z::zero_lanes(value, zeroed)
+                                                  : Z::lanes_from(value, zeroed, at[p]);
+          before[p] = at[p];
+          at[p] = after;
+        }
       }
-      const auto zeroed = static_cast<typename Z::Lanes>((q == first_zeroed ? Z::first_lane : 0) |
-                                                         (q == last_zeroed ? Z::last_lane : 0));
-      V column[S + 2];  // the line's vectors at q in planes -1 .. S
-      column[0] = Z::load(c - ss + q);
-      for (int p = 0; p < S; ++p) column[p + 1] = at[p];
-      column[S + 1] = Z::load(c + S * ss + q);
-      V values[S];
-      for (int p = 0; p < S; ++p) {
-        const T* cp = c + p * ss;
-        const V after = Z::load(cp + q + W);
-        const V line_pair = Z::add(Z::shifted_back(before[p], at[p]), Z::shifted_on(at[p], after));
-        const V slow_pair = Z::add(column[p], column[p + 2]);
-        const V y_pair = Z::add(Z::load(cp + q - sy), Z::load(cp + q + sy));
-        // The slowest axis is x for z lines, z for x lines.
-        const V value = point.template of<Z>(at[p], z_lines ? slow_pair : line_pair, y_pair,
-                                             z_lines ? line_pair : slow_pair, origin + p * ss + q);
-        if (Norm) Z::add_squared_changes(squares, value, at[p], zeroed);
-        values[p] = ends == RowEnds::zero ? Z::zero_lanes(value, zeroed)
-                                          : Z::lanes_from(value, zeroed, at[p]);
-        before[p] = at[p];
-        at[p] = after;
-      }
-      // The stores after all the vector's loads: the fields start at the same offset within a 4
+      // The stores after all the line's loads: the fields start at the same offset within a 4
       // KiB page, so the next plane's row loads would share a store's low 12 address bits and
       // wait for it (docs/PERFORMANCE.md, host section).
-      for (int p = 0; p < S; ++p) Z::stream(out + p * ss + q, values[p]);
+      for (int p = 0; p < S; ++p)
+        for (int v = 0; v < done; ++v) Z::stream(out + p * ss + line_q + v * W, values[v][p]);
     }
   }
   for (; q < n; ++q)

@@ -4,7 +4,7 @@
 // host MDRange does not). A 2D policy over (blocks of m_slow planes, blocks of m rows); within a
 // tile a thread sweeps the tile's rows of one block of planes, then of the next. The rows go
 // through stencil_lines (arch/streams.hpp): non-temporal whole cache lines on AVX hosts, fenced
-// once per work item, several planes at once with AVX-512; plain loops elsewhere.
+// once per work item, several planes at once with AVX2 or AVX-512; plain loops elsewhere.
 #include <cstddef>
 
 #include "arch/streams.hpp"

@@ -1,0 +1,110 @@
+#pragma once
+// AVX-512 vectors (8 doubles, 16 floats) with the operations stencil_lines_simd's rows use: the
+// arithmetic of ScalarOps, loads, non-temporal stores, the row ends' lanes and the shifts by one
+// element. Only arch/x86/stencil_lines.hpp includes this file.
+#include <immintrin.h>
+
+namespace kstencil {
+namespace x86 {
+
+// Partial sums of squares in double: two vectors, two independent chains of additions (float's
+// two halves; double uses `low`).
+struct ZmmSquares {
+  __m512d low = _mm512_setzero_pd(), high = _mm512_setzero_pd();
+  // Through memory: g++ 12 warns of _mm512_reduce_add_pd's internal undefined operand.
+  double total() const {
+    alignas(64) double lanes[8];
+    _mm512_store_pd(lanes, _mm512_add_pd(low, high));
+    double sum = 0;
+    for (const double lane : lanes) sum += lane;
+    return sum;
+  }
+};
+
+template <class T>
+struct Zmm;
+
+template <>
+struct Zmm<double> {
+  using V = __m512d;
+  using Squares = ZmmSquares;
+  static constexpr int width = 8;
+  static V load(const double* p) { return _mm512_loadu_pd(p); }
+  static V splat(double v) { return _mm512_set1_pd(v); }
+  static V add(V a, V b) { return _mm512_add_pd(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
+  static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
+  using Lanes = __mmask8;
+  static constexpr Lanes first_lane = 0x01, last_lane = 0x80;
+  static V zero_lanes(V v, Lanes lanes) {
+    return _mm512_maskz_mov_pd(static_cast<Lanes>(~lanes), v);
+  }
+  static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_pd(v, lanes, from); }
+  // squares += (value - from)^2 lane by lane, in double; `skipped` lanes add nothing.
+  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
+    const V change = _mm512_sub_pd(_mm512_mask_mov_pd(value, skipped, from), from);
+    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(change, change));
+  }
+  // The elements one before (one after) those of `at`, given the vectors before and after it. The
+  // masked form with every lane selected is the same instruction; g++ 12 warns that the unmasked
+  // intrinsic's internal undefined operand may be used uninitialized.
+  static V shifted_back(V before, V at) {
+    const __m512i a = _mm512_castpd_si512(at);
+    return _mm512_castsi512_pd(
+        _mm512_mask_alignr_epi64(a, 0xff, a, _mm512_castpd_si512(before), 7));
+  }
+  static V shifted_on(V at, V after) {
+    const __m512i a = _mm512_castpd_si512(at);
+    return _mm512_castsi512_pd(_mm512_mask_alignr_epi64(a, 0xff, _mm512_castpd_si512(after), a, 1));
+  }
+};
+
+template <>
+struct Zmm<float> {
+  using V = __m512;
+  using Squares = ZmmSquares;
+  static constexpr int width = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V splat(float v) { return _mm512_set1_ps(v); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
+  using Lanes = __mmask16;
+  static constexpr Lanes first_lane = 0x0001, last_lane = 0x8000;
+  static V zero_lanes(V v, Lanes lanes) {
+    return _mm512_maskz_mov_ps(static_cast<Lanes>(~lanes), v);
+  }
+  static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_ps(v, lanes, from); }
+  // squares += (value - from)^2 lane by lane, in double (each half of the floats converted);
+  // `skipped` lanes add nothing.
+  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
+    const V kept = _mm512_mask_mov_ps(value, skipped, from);
+    // Masked forms with every lane kept: g++ 12 warns that the plain intrinsics' internal
+    // undefined operands may be used uninitialized.
+    const auto half = [](V v, int which) {
+      const __m512d d = _mm512_castps_pd(v);
+      return _mm512_maskz_cvtps_pd(
+          0xff, _mm256_castpd_ps(which == 0 ? _mm512_maskz_extractf64x4_pd(0x0f, d, 0)
+                                            : _mm512_maskz_extractf64x4_pd(0x0f, d, 1)));
+    };
+    const __m512d low = _mm512_sub_pd(half(kept, 0), half(from, 0));
+    const __m512d high = _mm512_sub_pd(half(kept, 1), half(from, 1));
+    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(low, low));
+    squares.high = _mm512_add_pd(squares.high, _mm512_mul_pd(high, high));
+  }
+  static V shifted_back(V before, V at) {
+    const __m512i a = _mm512_castps_si512(at);
+    return _mm512_castsi512_ps(
+        _mm512_mask_alignr_epi32(a, 0xffff, a, _mm512_castps_si512(before), 15));
+  }
+  static V shifted_on(V at, V after) {
+    const __m512i a = _mm512_castps_si512(at);
+    return _mm512_castsi512_ps(
+        _mm512_mask_alignr_epi32(a, 0xffff, _mm512_castps_si512(after), a, 1));
+  }
+};
+
+}  // namespace x86
+}  // namespace kstencil
