@@ -6,10 +6,8 @@
 // neighbours, so a row of S planes loads S + 2 plane lines and 2 S y-neighbour lines per vector
 // (docs/PERFORMANCE.md, host section). The point's formula comes from the caller (the Laplacian's,
 // Jacobi's), written once for values and vectors; the vectors' operations come from Vec
-// (arch/x86/ymm.hpp, zmm.hpp). Only arch/streams.hpp (and the tests of both widths) include this
-// file.
-#include <immintrin.h>
-
+// (arch/x86/ymm.hpp, zmm.hpp). Only arch/streams.hpp includes this file (the tests call both
+// widths through it).
 #include <cstddef>
 
 #include "arch/x86/streams.hpp"
