@@ -322,56 +322,57 @@ TEMPLATE_TEST_CASE(
     "and sum the same squares",
     "[jacobi]", float, double) {
   using T = TestType;
-  // 8 planes of 6 rows of 40 values (layout right, z contiguous): 240 values a plane, a multiple
-  // of 64 bytes, so S planes go together on AVX2 and AVX-512 hosts; rows of 38 points (with their
-  // ends 40: whole lines for double, not for float) starting at 1 and of 29 starting at 5.
+  // 8 planes of 6 rows of 40 or 41 values (layout right, z contiguous): 240 values a plane, a
+  // multiple of 64 bytes, or 246, so that the planes' lines start at other offsets; rows of all but
+  // the 2 end points (with the ends between them: the 4 rows one span on AVX2 and AVX-512 hosts)
+  // starting at 1, and of 29 starting at 5.
   using View = Kokkos::View<T***, Kokkos::LayoutRight, Kokkos::HostSpace>;
-  const View in("in", 8, 6, 40), streamed("streamed", 8, 6, 40), portable("portable", 8, 6, 40);
-  for (int x = 0; x < 8; ++x)
-    for (int y = 0; y < 6; ++y)
-      for (int z = 0; z < 40; ++z) in(x, y, z) = T(std::sin(0.3 * x + 0.7 * y + 0.11 * z * z));
-  const std::ptrdiff_t ss = in.stride(0), sy = in.stride(1);
-  JacobiFormula<T> formula{T(1.5), T(0.75), T(2.25), T(1) / T(9), true, true, true};
-  const JacobiPoint<T, true> point{formula, &in(1, 1, 1), T(0)};  // f: the input itself
-  for (const auto& [start, n] : {std::pair<int, int>{1, 38}, std::pair<int, int>{5, 29}})
-    for (const RowEnds ends : {RowEnds::none, RowEnds::input, RowEnds::zero}) {
-      // Each cache the prefetches can fill (kernel.prefetch_into), one per kind of row ends.
-      constexpr PrefetchInto caches[] = {PrefetchInto::l1, PrefetchInto::l2, PrefetchInto::both};
-      const Prefetch prefetch{2048, caches[static_cast<int>(ends)]};
-      INFO("row from " << start << ", " << n << " points, ends " << static_cast<int>(ends) << ", "
-                       << prefetch_words(prefetch));
-      Kokkos::deep_copy(streamed, in);
-      Kokkos::deep_copy(portable, in);
-      const auto rows = [&](const auto planes, auto streaming, const View& out) {
-        double sum = 0;
-        for (int y = 1; y < 5; ++y) {
-          JacobiPoint<T, true> row = point;
-          row.f = &in(1, y, start);
-          sum += stencil_lines<decltype(streaming)::value, decltype(planes)::value,
-                               Kokkos::LayoutRight, true>(&in(1, y, start), &out(1, y, start), n,
-                                                          decltype(planes)::value, ss, sy, row,
-                                                          ends, prefetch);
-        }
-        fence_streamed_stores<decltype(streaming)::value>();
-        return sum;
-      };
-      const auto compare = [&](const auto planes) {
-        const double a = rows(planes, std::true_type{}, streamed);
-        const double b = rows(planes, std::false_type{}, portable);
-        // The same squares in other orders: 4 x planes x n terms, each sum within that many eps.
-        CHECK(std::abs(a - b) <= 2 * 4 * planes * n * std::numeric_limits<double>::epsilon() * a);
-        CHECK(a > 0);
-        for (int x = 0; x < 8; ++x)
-          for (int y = 0; y < 6; ++y)
-            for (int z = 0; z < 40; ++z) {
-              INFO(x << " " << y << " " << z);
-              REQUIRE(std::memcmp(&streamed(x, y, z), &portable(x, y, z), sizeof(T)) == 0);
-            }
-      };
-      compare(std::integral_constant<int, 1>{});
-      compare(std::integral_constant<int, 2>{});
-      compare(std::integral_constant<int, 4>{});
-    }
+  for (const int length : {40, 41}) {
+    const View in("in", 8, 6, length), streamed("streamed", 8, 6, length),
+        portable("portable", 8, 6, length);
+    for (int x = 0; x < 8; ++x)
+      for (int y = 0; y < 6; ++y)
+        for (int z = 0; z < length; ++z)
+          in(x, y, z) = T(std::sin(0.3 * x + 0.7 * y + 0.11 * z * z));
+    const std::ptrdiff_t ss = in.stride(0), sy = in.stride(1);
+    JacobiFormula<T> formula{T(1.5), T(0.75), T(2.25), T(1) / T(9), true, true, true};
+    for (const auto& [start, n] : {std::pair<int, int>{1, length - 2}, std::pair<int, int>{5, 29}})
+      for (const RowEnds ends : {RowEnds::none, RowEnds::input, RowEnds::zero}) {
+        // Each cache the prefetches can fill (kernel.prefetch_into), one per kind of row ends.
+        constexpr PrefetchInto caches[] = {PrefetchInto::l1, PrefetchInto::l2, PrefetchInto::both};
+        const Prefetch prefetch{2048, caches[static_cast<int>(ends)]};
+        INFO("rows of " << length << ", from " << start << ", " << n << " points, ends "
+                        << static_cast<int>(ends) << ", " << prefetch_words(prefetch));
+        // f: the input itself, from row 1 on.
+        const JacobiPoint<T, true> point{formula, &in(1, 1, start), T(0)};
+        const auto rows = [&](const auto planes, auto streaming, const View& out) {
+          const double sum = stencil_lines<decltype(streaming)::value, decltype(planes)::value,
+                                           Kokkos::LayoutRight, true>(
+              &in(1, 1, start), &out(1, 1, start), n, 4, decltype(planes)::value, ss, sy, point,
+              ends, prefetch);
+          fence_streamed_stores<decltype(streaming)::value>();
+          return sum;
+        };
+        const auto compare = [&](const auto planes) {
+          Kokkos::deep_copy(streamed, in);
+          Kokkos::deep_copy(portable, in);
+          const double a = rows(planes, std::true_type{}, streamed);
+          const double b = rows(planes, std::false_type{}, portable);
+          // The same squares in other orders: 4 x planes x n terms, each sum within that many eps.
+          CHECK(std::abs(a - b) <= 2 * 4 * planes * n * std::numeric_limits<double>::epsilon() * a);
+          CHECK(a > 0);
+          for (int x = 0; x < 8; ++x)
+            for (int y = 0; y < 6; ++y)
+              for (int z = 0; z < length; ++z) {
+                INFO(x << " " << y << " " << z);
+                REQUIRE(std::memcmp(&streamed(x, y, z), &portable(x, y, z), sizeof(T)) == 0);
+              }
+        };
+        compare(std::integral_constant<int, 1>{});
+        compare(std::integral_constant<int, 2>{});
+        compare(std::integral_constant<int, 4>{});
+      }
+  }
 }
 
 #ifdef KSTENCIL_HOST_SIMD_LINES
@@ -381,76 +382,86 @@ template <template <class> class Vec, class T, class KokkosLayout>
 void check_simd_rows() {
   constexpr bool right = std::is_same<KokkosLayout, Kokkos::LayoutRight>::value;
   using View = Kokkos::View<T***, KokkosLayout, Kokkos::HostSpace>;
-  // 8 planes of 6 rows of 40 values: 240 values a plane, a multiple of 64 bytes, so S planes go
-  // together; rows of 38 points (with their ends 40: whole lines for double, not for float)
-  // starting at 1, of 29 starting at 5 and of 3 starting at 2 (shorter than a vector).
-  const auto make = [](const std::string& name) {
-    return right ? View(name, 8, 6, 40) : View(name, 40, 6, 8);
-  };
-  const View in = make("in"), simd = make("simd"), portable = make("portable");
-  const auto at = [&](const View& v, int slow, int y, int along) -> T& {
-    return right ? v(slow, y, along) : v(along, y, slow);
-  };
-  for (int x = 0; x < 8; ++x)
-    for (int y = 0; y < 6; ++y)
-      for (int z = 0; z < 40; ++z) at(in, x, y, z) = T(std::sin(0.3 * x + 0.7 * y + 0.11 * z * z));
-  const std::ptrdiff_t ss = right ? in.stride(0) : in.stride(2), sy = in.stride(1);
-  const JacobiFormula<T> formula{T(1.5), T(0.75), T(2.25), T(1) / T(9), true, true, true};
-  const StencilPoint<T> laplacian{{T(-2.5), T(1.25), T(0.5), T(0.75)}};
-  for (const auto& [start, n] :
-       {std::pair<int, int>{1, 38}, std::pair<int, int>{5, 29}, std::pair<int, int>{2, 3}})
-    for (const RowEnds ends : {RowEnds::none, RowEnds::input, RowEnds::zero})
-      for (const int bytes : {0, 512}) {
-        const Prefetch prefetch{bytes, PrefetchInto::l1};
-        const auto rows = [&](const auto planes, const auto norm, const auto jacobi,
-                              const bool vectors, const View& out) {
-          constexpr int S = decltype(planes)::value;
-          constexpr bool Norm = decltype(norm)::value;
-          double sum = 0;
-          for (int y = 1; y < 5; ++y) {
-            const T* c = &at(in, 1, y, start);
-            T* o = &at(out, 1, y, start);
-            const auto run = [&](const auto& point) {
+  // 8 planes of 6 rows of 40 or 41 values: 240 values a plane, a multiple of 64 bytes, or 246, so
+  // that the planes' lines start at other offsets (realigned before they are streamed); 4 rows of
+  // all but the 2 end points starting at 1 (with their ends one span of rows; 40 values: whole
+  // lines for double, not for float), of 29 starting at 5 and of 3 starting at 2 (shorter than a
+  // vector), each row on its own.
+  for (const int length : {40, 41}) {
+    const auto make = [length](const std::string& name) {
+      return right ? View(name, 8, 6, length) : View(name, length, 6, 8);
+    };
+    const View in = make("in"), simd = make("simd"), portable = make("portable");
+    const auto at = [&](const View& v, int slow, int y, int along) -> T& {
+      return right ? v(slow, y, along) : v(along, y, slow);
+    };
+    for (int x = 0; x < 8; ++x)
+      for (int y = 0; y < 6; ++y)
+        for (int z = 0; z < length; ++z)
+          at(in, x, y, z) = T(std::sin(0.3 * x + 0.7 * y + 0.11 * z * z));
+    const std::ptrdiff_t ss = right ? in.stride(0) : in.stride(2), sy = in.stride(1);
+    const JacobiFormula<T> formula{T(1.5), T(0.75), T(2.25), T(1) / T(9), true, true, true};
+    const StencilPoint<T> laplacian{{T(-2.5), T(1.25), T(0.5), T(0.75)}};
+    for (const auto& [start, n] : {std::pair<int, int>{1, length - 2}, std::pair<int, int>{5, 29},
+                                   std::pair<int, int>{2, 3}})
+      for (const RowEnds ends : {RowEnds::none, RowEnds::input, RowEnds::zero})
+        for (const int bytes : {0, 512}) {
+          const Prefetch prefetch{bytes, PrefetchInto::l1};
+          const bool span = ends != RowEnds::none && sy == n + 2;
+          const auto rows = [&](const auto planes, const auto norm, const auto jacobi,
+                                const bool vectors, const View& out) {
+            constexpr int S = decltype(planes)::value;
+            constexpr bool Norm = decltype(norm)::value;
+            const auto run = [&](const T* c, T* o, const int count, const auto& point) {
               return vectors
                          ? x86::stencil_lines_simd<Vec, S, KokkosLayout, Norm, PrefetchInto::l1>(
-                               c, o, n, ss, sy, point, 0, ends, prefetch.bytes)
-                         : stencil_lines<false, S, KokkosLayout, Norm>(c, o, n, S, ss, sy, point,
-                                                                       ends, prefetch);
+                               c, o, n, count, ss, sy, point, 0, ends, prefetch.bytes)
+                         : stencil_lines<false, S, KokkosLayout, Norm>(c, o, n, count, S, ss, sy,
+                                                                       point, ends, prefetch);
             };
-            sum += decltype(jacobi)::value ? run(JacobiPoint<T, true>{formula, c, T(0)})
-                                           : run(laplacian);
-          }
-          fence_streamed_stores<true>();
-          return sum;
-        };
-        const auto compare = [&](const auto planes, const auto norm, const auto jacobi) {
-          INFO("planes " << decltype(planes)::value << ", norm " << decltype(norm)::value
-                         << ", jacobi " << decltype(jacobi)::value << ", row from " << start << ", "
-                         << n << " points, ends " << static_cast<int>(ends) << ", prefetch "
-                         << bytes);
-          Kokkos::deep_copy(simd, in);
-          Kokkos::deep_copy(portable, in);
-          const double a = rows(planes, norm, jacobi, true, simd);
-          const double b = rows(planes, norm, jacobi, false, portable);
-          // The same squares in other orders: each sum within its number of terms in eps.
-          CHECK(std::abs(a - b) <=
-                2 * 4 * decltype(planes)::value * n * std::numeric_limits<double>::epsilon() * a);
-          CHECK((decltype(norm)::value ? a > 0 : a == 0));
-          for (int x = 0; x < 8; ++x)
-            for (int y = 0; y < 6; ++y)
-              for (int z = 0; z < 40; ++z) {
-                INFO(x << " " << y << " " << z);
-                REQUIRE(std::memcmp(&at(simd, x, y, z), &at(portable, x, y, z), sizeof(T)) == 0);
-              }
-        };
-        using std::integral_constant, std::true_type, std::false_type;
-        compare(integral_constant<int, 1>{}, true_type{}, true_type{});
-        compare(integral_constant<int, 2>{}, true_type{}, true_type{});
-        compare(integral_constant<int, 4>{}, true_type{}, true_type{});
-        compare(integral_constant<int, 4>{}, false_type{}, true_type{});
-        compare(integral_constant<int, 1>{}, false_type{}, false_type{});
-        compare(integral_constant<int, 4>{}, false_type{}, false_type{});
-      }
+            const auto from_row = [&](const int y, const int count) {
+              const T* c = &at(in, 1, y, start);
+              T* o = &at(out, 1, y, start);
+              return decltype(jacobi)::value ? run(c, o, count, JacobiPoint<T, true>{formula, c, 0})
+                                             : run(c, o, count, laplacian);
+            };
+            double sum = 0;
+            if (!vectors || span)
+              sum = from_row(1, 4);
+            else
+              for (int y = 1; y < 5; ++y) sum += from_row(y, 1);
+            fence_streamed_stores<true>();
+            return sum;
+          };
+          const auto compare = [&](const auto planes, const auto norm, const auto jacobi) {
+            INFO("rows of " << length << ", planes " << decltype(planes)::value << ", norm "
+                            << decltype(norm)::value << ", jacobi " << decltype(jacobi)::value
+                            << ", row from " << start << ", " << n << " points, ends "
+                            << static_cast<int>(ends) << ", prefetch " << bytes);
+            Kokkos::deep_copy(simd, in);
+            Kokkos::deep_copy(portable, in);
+            const double a = rows(planes, norm, jacobi, true, simd);
+            const double b = rows(planes, norm, jacobi, false, portable);
+            // The same squares in other orders: each sum within its number of terms in eps.
+            CHECK(std::abs(a - b) <=
+                  2 * 4 * decltype(planes)::value * n * std::numeric_limits<double>::epsilon() * a);
+            CHECK((decltype(norm)::value ? a > 0 : a == 0));
+            for (int x = 0; x < 8; ++x)
+              for (int y = 0; y < 6; ++y)
+                for (int z = 0; z < length; ++z) {
+                  INFO(x << " " << y << " " << z);
+                  REQUIRE(std::memcmp(&at(simd, x, y, z), &at(portable, x, y, z), sizeof(T)) == 0);
+                }
+          };
+          using std::integral_constant, std::true_type, std::false_type;
+          compare(integral_constant<int, 1>{}, true_type{}, true_type{});
+          compare(integral_constant<int, 2>{}, true_type{}, true_type{});
+          compare(integral_constant<int, 4>{}, true_type{}, true_type{});
+          compare(integral_constant<int, 4>{}, false_type{}, true_type{});
+          compare(integral_constant<int, 1>{}, false_type{}, false_type{});
+          compare(integral_constant<int, 4>{}, false_type{}, false_type{});
+        }
+  }
 }
 #endif
 

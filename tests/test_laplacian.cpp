@@ -419,14 +419,13 @@ TEMPLATE_TEST_CASE(
     "[laplacian]", Kokkos::LayoutLeft, Kokkos::LayoutRight) {
   // Rows of 1 to 69 updated points, so that rows start at every offset within a cache line and
   // hold no, one or several whole lines in double (8 per line) and float (16) besides the partial
-  // lines at their ends (which store_line writes plainly); verify_laplacian fills f with NaN and
-  // counts any point outside the update box that is no longer NaN. 9 planes in work items of 1, 2
-  // and 4 (the last item holds the one plane left over); rows of 16, 32 and 64 points make the
-  // planes 9 x 16 x 8 bytes (and x 4 for 32 and 64) apart, whole cache lines, so that with
-  // AVX2 or AVX-512 the planes of an item go through stencil_lines_simd together, and the other
-  // lengths plane by plane. With zero_row_ends the points either side of each row must hold 0
-  // (verify_laplacian checks them exactly): rows of 16, 32 and 64 points in double and 32 and 64
-  // in float then fill whole cache lines with them and are streamed whole.
+  // lines at their ends; verify_laplacian fills f with NaN and counts any point outside the update
+  // box that is no longer NaN. 9 planes in work items of 1, 2 and 4 (the last item holds the one
+  // plane left over); rows of 16, 32 and 64 points make the planes 9 x 16 x 8 bytes (and x 4 for
+  // 32 and 64) apart, whole cache lines, the other lengths put each plane's lines at another
+  // offset, which the AVX2 and AVX-512 rows realign. With zero_row_ends the points either side of
+  // each row must hold 0 (verify_laplacian checks them exactly), and on AVX2 and AVX-512 hosts an
+  // item's rows with those ends between them run as one span.
   INFO("non-temporal host stores compiled: " << host_streaming_stores_compiled());
   INFO("AVX2 or AVX-512 host lines compiled: " << host_simd_lines_compiled());
   std::size_t checked = 0;

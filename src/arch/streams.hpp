@@ -164,46 +164,25 @@ KOKKOS_FORCEINLINE_FUNCTION void fence_streamed_stores() {
 inline constexpr int portable_norm_chunk = 512;
 inline constexpr int portable_norm_lanes = 32;
 
-// One row of S planes of a 7-point stencil along the contiguous axis: out[p * ss + q] = the point
-// at c[p * ss + q] for p in [0, S), q in [0, n) (rows sy apart; Point::of gives a point from its
-// neighbours' pair sums, on values and on vectors), and the points either side of each plane's row
-// as `ends` says (RowEnds::input only where it completes whole lines on AVX2 and AVX-512 hosts).
-// With Norm it returns the sum of (out - c)^2 over the points in double (else 0). With streaming
-// stores on AVX2 and AVX-512 hosts the planes go together (their centre lines loaded once) where
-// their lines start at the same offset within a cache line; elsewhere plane by plane through
-// store_line. prefetch: how far ahead, and into which cache, the streams from memory are prefetched
-// (bytes 0: not at all).
-template <bool Streaming, int S, class KokkosLayout, bool Norm = false, class T, class Point>
-KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
-                                                 const int n, const int planes,
-                                                 const std::ptrdiff_t ss, const std::ptrdiff_t sy,
-                                                 const Point& point, const RowEnds ends,
-                                                 const Prefetch prefetch) {
-#ifdef KSTENCIL_HOST_SIMD_LINES
-  if constexpr (Streaming) {
-    return with_prefetch_cache(prefetch.into, [&](const auto into) {
-      constexpr PrefetchInto Into = decltype(into)::value;
-      if (planes == S && (S == 1 || ss * sizeof(T) % x86::cache_line_bytes == 0))
-        return x86::stencil_lines_simd<HostLineVectors, S, KokkosLayout, Norm, Into>(
-            c, out, n, ss, sy, point, 0, ends, prefetch.bytes);
-      double sum = 0;
-      for (int p = 0; p < planes; ++p)
-        sum += x86::stencil_lines_simd<HostLineVectors, 1, KokkosLayout, Norm, Into>(
-            c + p * ss, out + p * ss, n, ss, sy, point, p * ss, ends, prefetch.bytes);
-      return sum;
-    });
-  }
-#endif
+// One row of `planes` planes, vectorised by the compiler: stencil_lines' portable path (`origin`:
+// the offset of c from the row `point` was made for).
+template <bool Streaming, class KokkosLayout, bool Norm, class T, class Point>
+KOKKOS_FORCEINLINE_FUNCTION double portable_lines(const T* KOKKOS_RESTRICT c,
+                                                  T* KOKKOS_RESTRICT out, const int n,
+                                                  const int planes, const std::ptrdiff_t ss,
+                                                  const std::ptrdiff_t sy, const Point& point,
+                                                  const std::ptrdiff_t origin, const RowEnds ends,
+                                                  const Prefetch prefetch) {
   constexpr bool z_lines = x_is_slowest<KokkosLayout>();
   const bool zero_ends = ends == RowEnds::zero;
   double sum = 0;
   for (int p = 0; p < planes; ++p) {
     const T* KOKKOS_RESTRICT cp = c + p * ss;
-    const auto value = [cp, ss, sy, point, p](const int q) {
+    const auto value = [cp, ss, sy, point, p, origin](const int q) {
       const T slow_pair = cp[q - ss] + cp[q + ss], line_pair = cp[q - 1] + cp[q + 1];
       return point.template of<ScalarOps<T>>(cp[q], z_lines ? slow_pair : line_pair,
                                              cp[q - sy] + cp[q + sy],
-                                             z_lines ? line_pair : slow_pair, p * ss + q);
+                                             z_lines ? line_pair : slow_pair, origin + p * ss + q);
     };
     T* KOKKOS_RESTRICT const row = out + p * ss;
     if constexpr (!Norm) {
@@ -251,6 +230,54 @@ KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* 
       for (int l = 0; l < portable_norm_lanes; ++l) sum += lanes[l];
     }
   }
+  return sum;
+}
+
+// `rows` rows of S planes of a 7-point stencil along the contiguous axis: out[p * ss + r * sy + q]
+// = the point at c[p * ss + r * sy + q] for p in [0, S), r in [0, rows), q in [0, n) (Point::of
+// gives a point from its neighbours' pair sums, on values and on vectors; `point` is made for row
+// 0, the offsets it gets run on across the rows), and the points either side of each plane's rows
+// as `ends` says (RowEnds::input only on AVX2 and AVX-512 hosts, which stream them). With Norm it
+// returns the sum of (out - c)^2 over the points in double (else 0). With streaming stores on AVX2
+// and AVX-512 hosts the planes go together (their centre lines loaded once), and rows that are not
+// whole cache lines, with the ends between them, as one span; elsewhere row by row and plane by
+// plane through store_line.
+// prefetch: how far ahead, and into which cache, the streams from memory are prefetched (bytes 0:
+// not at all).
+template <bool Streaming, int S, class KokkosLayout, bool Norm = false, class T, class Point>
+KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out,
+                                                 const int n, const int rows, const int planes,
+                                                 const std::ptrdiff_t ss, const std::ptrdiff_t sy,
+                                                 const Point& point, const RowEnds ends,
+                                                 const Prefetch prefetch) {
+#ifdef KSTENCIL_HOST_SIMD_LINES
+  if constexpr (Streaming) {
+    return with_prefetch_cache(prefetch.into, [&](const auto into) {
+      constexpr PrefetchInto Into = decltype(into)::value;
+      // Rows of whole cache lines with their ends (384 doubles) go one by one, as fast as a span.
+      const bool span = ends != RowEnds::none && sy == n + 2 &&
+                        sy * static_cast<std::ptrdiff_t>(sizeof(T)) % x86::cache_line_bytes != 0;
+      double sum = 0;
+      for (int r = 0; r < (span ? 1 : rows); ++r) {
+        const std::ptrdiff_t o = r * sy;
+        const int span_rows = span ? rows : 1;
+        if (planes == S)
+          sum += x86::stencil_lines_simd<HostLineVectors, S, KokkosLayout, Norm, Into>(
+              c + o, out + o, n, span_rows, ss, sy, point, o, ends, prefetch.bytes);
+        else
+          for (int p = 0; p < planes; ++p)
+            sum += x86::stencil_lines_simd<HostLineVectors, 1, KokkosLayout, Norm, Into>(
+                c + o + p * ss, out + o + p * ss, n, span_rows, ss, sy, point, o + p * ss, ends,
+                prefetch.bytes);
+      }
+      return sum;
+    });
+  }
+#endif
+  double sum = 0;
+  for (int r = 0; r < rows; ++r)
+    sum += portable_lines<Streaming, KokkosLayout, Norm>(c + r * sy, out + r * sy, n, planes, ss,
+                                                         sy, point, r * sy, ends, prefetch);
   return sum;
 }
 

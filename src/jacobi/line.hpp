@@ -53,15 +53,12 @@ struct LineUpdate {
     p[slow] = lo[slow] + first_plane;
     p[fast] = lo[fast];
     const std::ptrdiff_t ss = old_values.stride(static_cast<int>(slow)), sy = old_values.stride(1);
-    double sum = 0;
-    for (int y = first; y < last; ++y) {
-      p[1] = lo[1] + y;
-      const JacobiPoint<T, RhsField> point{formula, RhsField ? &rhs(p[0], p[1], p[2]) : nullptr,
-                                           rhs_value};
-      sum += stencil_lines<Streaming, Planes, KokkosLayout, Norm>(
-          &old_values(p[0], p[1], p[2]), &new_values(p[0], p[1], p[2]), extent[fast], planes, ss,
-          sy, point, ends, prefetch);
-    }
+    p[1] = lo[1] + first;
+    const JacobiPoint<T, RhsField> point{formula, RhsField ? &rhs(p[0], p[1], p[2]) : nullptr,
+                                         rhs_value};
+    const double sum = stencil_lines<Streaming, Planes, KokkosLayout, Norm>(
+        &old_values(p[0], p[1], p[2]), &new_values(p[0], p[1], p[2]), extent[fast], last - first,
+        planes, ss, sy, point, ends, prefetch);
     fence_streamed_stores<Streaming>();
     return sum;
   }

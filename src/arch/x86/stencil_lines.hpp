@@ -9,6 +9,8 @@
 // (arch/x86/ymm.hpp, zmm.hpp). Only arch/streams.hpp includes this file (the tests call both
 // widths through it).
 #include <cstddef>
+#include <limits>
+#include <type_traits>
 
 #include "arch/x86/streams.hpp"
 #include "arch/x86/ymm.hpp"
@@ -28,38 +30,54 @@ inline constexpr int cache_read_ahead_bytes = 512;
 
 // out[p * ss + q] = the point at c[p * ss + q] (Point::of from its neighbours' pair sums, on values
 // and on vectors, in one fixed order: the same bits as the solver's other kernels) for the planes p
-// in [0, S) and q in [0, n), and at the ends out[p * ss - 1] and out[p * ss + n] as `ends` says:
-// lines along the contiguous axis (stride 1), planes ss apart along the slowest axis, rows sy
-// apart. Lines run along z with the slowest axis x for LayoutRight fields, along x with z slowest
-// for LayoutLeft. Point::of gets each point's offset from c plus `origin` (the offset of c from the
-// row the point was made for). With Norm it returns the sum of (out - c)^2 over those points in
-// double (else 0).
-// Every plane's output must lie at the same offset from a cache-line boundary (ss * sizeof(T) a
-// multiple of 64 bytes, or S = 1). Where the ends complete the row's first and last cache lines
-// (line_with_ends_fills_cache_lines), every line is written whole with non-temporal stores;
-// otherwise the points before the first and after the last whole line are stored plainly one by
-// one (and wait for their lines to be read).
-// The vectors before the first and after the last point read up to one vector beyond the line and
-// its ends, within the rows beside it (the update box lies inside boundary or halo points). The
-// caller fences the non-temporal stores. Each stream is prefetched: those from memory `prefetch`
-// bytes ahead into the cache Into names; prefetch 0 prefetches none, not even those from the L2
-// (kernel.prefetch, kernel.prefetch_into).
+// in [0, S) and the `rows` rows of q in [r * sy, r * sy + n), and with `ends` also the points
+// either side of each row (0, or the input's value, summed in no norm): lines along the contiguous
+// axis (stride 1), planes ss apart along the slowest axis, rows sy apart. Several rows only where
+// the ends lie between them (ends not none, sy = n + 2): the rows and their ends then run as one
+// span, so that only the span's first and last cache lines are partial. Lines run along z with the
+// slowest axis x for LayoutRight fields, along x with z slowest for LayoutLeft. Point::of gets each
+// point's offset from c plus `origin` (the offset of c from the row the point was made for). With
+// Norm it returns the sum of (out - c)^2 over the points in double (else 0).
+// The vectors start on plane 0's cache lines; another plane's values, where its lines start
+// elsewhere, are realigned in registers (two vectors' window) before they are streamed, so every
+// plane writes each whole line of its span with non-temporal stores and the few points of its
+// first and last partial line with plain (masked) stores. The vectors before the first and after
+// the last point read up to one vector beyond the span, within the rows beside it (the update box
+// lies inside boundary or halo points). The caller fences the non-temporal stores. Each stream is
+// prefetched: those from memory `prefetch` bytes ahead into the cache Into names; prefetch 0
+// prefetches none, not even those from the L2 (kernel.prefetch, kernel.prefetch_into).
 template <template <class> class Vec, int S, class KokkosLayout, bool Norm, PrefetchInto Into,
           class T, class Point>
 inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT out, const int n,
-                                 const std::ptrdiff_t ss, const std::ptrdiff_t sy,
+                                 const int rows, const std::ptrdiff_t ss, const std::ptrdiff_t sy,
                                  const Point& row_point, const std::ptrdiff_t origin,
                                  const RowEnds ends, const int prefetch) {
   using Z = Vec<T>;
   using V = typename Z::V;
+  using Lanes = typename Z::Lanes;
   constexpr int W = Z::width;
+  constexpr int per_line = cache_line_bytes / static_cast<int>(sizeof(T));
+  constexpr int line_vectors = per_line / W;  // AVX2: 2
   constexpr bool z_lines = x_is_slowest<KokkosLayout>();
   // A local copy: read through a reference, g++ reloads the point's coefficients for every vector
   // because the non-temporal stores might alias them.
   const Point point = row_point;
+  // The span [lo, hi) of positions q: the rows with their ends, `period` = n + 2 apart, or one row.
+  const bool with_ends = ends != RowEnds::none;
+  const int period = n + 2;
+  const std::ptrdiff_t lo = with_ends ? -1 : 0;
+  const std::ptrdiff_t hi = with_ends ? std::ptrdiff_t(rows) * period - 1 : n;
+  const auto is_end = [&](const std::ptrdiff_t q) {
+    const std::ptrdiff_t k = (q + 1) % period;
+    return with_ends && (k == 0 || k == period - 1);
+  };
   double squares_one_by_one = 0;
-  const auto store_point = [&](const int p, const int q) {
+  const auto store_point = [&](const int p, const std::ptrdiff_t q) {
     const T* cp = c + p * ss;
+    if (is_end(q)) {
+      out[p * ss + q] = ends == RowEnds::zero ? T(0) : cp[q];
+      return;
+    }
     const T slow_pair = cp[q - ss] + cp[q + ss], line_pair = cp[q - 1] + cp[q + 1];
     const T value = point.template of<ScalarOps<T>>(
         cp[q], z_lines ? slow_pair : line_pair, cp[q - sy] + cp[q + sy],
@@ -70,78 +88,141 @@ inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
     }
     out[p * ss + q] = value;
   };
+  // The vectors run over plane 0's whole cache lines [first, last); the points before and after
+  // them one by one.
+  const std::ptrdiff_t first =
+      lo + points_before_line_boundary(out + lo, static_cast<int>(hi - lo));
+  const std::ptrdiff_t last = first + (hi - first) / per_line * per_line;
+  for (std::ptrdiff_t q = lo; q < first; ++q)
+    for (int p = 0; p < S; ++p) store_point(p, q);
   typename Z::Squares squares;
-  // With the ends filling whole cache lines the vectors run from the point before the line to the
-  // point after it, the ends' lanes set to 0 or the input's values; otherwise over the line's whole
-  // cache lines, the points before and after them one by one.
-  const bool whole_lines = ends != RowEnds::none && line_with_ends_fills_cache_lines(out, n);
-  const int head = whole_lines ? -1 : points_before_line_boundary(out, n);
-  const int end = whole_lines ? n + 1 : n;
-  int q = whole_lines ? -1 : 0;
-  for (; q < head; ++q)
-    for (int p = 0; p < S; ++p) store_point(p, q);
-  if (q + W <= end) {
-    // Where the first and the last vector's end lanes are set (never, without whole lines).
-    const int first_zeroed = whole_lines ? -1 : end, last_zeroed = whole_lines ? end - W : end;
-    V before[S], at[S];  // the vectors at q - W and q of each plane's line
+  if (first < last) {
+    // Plane p's lines start `shift` points into plane 0's: from a computed line on, its stored
+    // line takes the previous computed line's last per_line - shift values and this line's first.
+    int shift[S],
+        from_vector[S];  // where plane p's stored line starts among the two lines' vectors
+    typename Z::Window window[S];
     for (int p = 0; p < S; ++p) {
-      before[p] = Z::load(c + p * ss + q - W);
-      at[p] = Z::load(c + p * ss + q);
+      shift[p] = static_cast<int>(
+          (reinterpret_cast<std::uintptr_t>(out + p * ss + first) / sizeof(T)) % per_line);
+      from_vector[p] = (per_line - shift[p]) / W;
+      window[p] = Z::window((per_line - shift[p]) % W);
     }
-    // Vectors a cache line holds (AVX2: 2). A line's vectors are computed together and each
-    // plane's stored back to back, so that its non-temporal stores fill their write-combining
-    // buffer at once; the prefetches go with the line's first vector.
-    constexpr int line_vectors = cache_line_bytes / (W * static_cast<int>(sizeof(T)));
-    while (q + W <= end) {
-      const int line_q = q;
-      V values[line_vectors][S];
-      int done = 0;
-      for (; done < line_vectors && q + W <= end; ++done, q += W) {
-        // Each stream the row reads is prefetched: those that come from memory (planes 1 .. S - 1
-        // one row on, plane S at this row) `prefetch` bytes ahead into Into, those that a sweep
-        // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one
-        // row on) into the L1 512 B ahead.
-        if (prefetch > 0 && done == 0) {
-          for (int p = 1; p < S; ++p) prefetch_from_memory<Into>(c + p * ss + sy + q, prefetch);
-          prefetch_from_memory<Into>(c + S * ss + q, prefetch);
-          prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
-          prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
-        }
-        const auto zeroed = static_cast<typename Z::Lanes>((q == first_zeroed ? Z::first_lane : 0) |
-                                                           (q == last_zeroed ? Z::last_lane : 0));
-        V column[S + 2];  // the line's vectors at q in planes -1 .. S
-        column[0] = Z::load(c - ss + q);
-        for (int p = 0; p < S; ++p) column[p + 1] = at[p];
-        column[S + 1] = Z::load(c + S * ss + q);
-        for (int p = 0; p < S; ++p) {
-          const T* cp = c + p * ss;
-          const V after = Z::load(cp + q + W);
-          const V line_pair =
-              Z::add(Z::shifted_back(before[p], at[p]), Z::shifted_on(at[p], after));
-          const V slow_pair = Z::add(column[p], column[p + 2]);
-          const V y_pair = Z::add(Z::load(cp + q - sy), Z::load(cp + q + sy));
-          // The slowest axis is x for z lines, z for x lines.
-          const V value =
-              point.template of<Z>(at[p], z_lines ? slow_pair : line_pair, y_pair,
-                                   z_lines ? line_pair : slow_pair, origin + p * ss + q);
-          if (Norm) Z::add_squared_changes(squares, value, at[p], zeroed);
-          values[done][p] = ends == RowEnds::zero ? Z::zero_lanes(value, zeroed)
-                                                  : Z::lanes_from(value, zeroed, at[p]);
-          before[p] = at[p];
-          at[p] = after;
-        }
+    // The lanes of the first `count` points of a line's vector v.
+    const auto lanes_before = [](const int count, const int v) {
+      const int k = count - v * W;
+      return static_cast<Lanes>(k <= 0 ? 0 : k >= W ? (1ull << W) - 1 : (1ull << k) - 1);
+    };
+    // The lines, with the planes that start elsewhere realigned (Realign) or all streamed as
+    // computed: only the former keeps the previous line's vectors.
+    const auto lines = [&](const auto realign) {
+      constexpr bool Realign = decltype(realign)::value;
+      V before[S], at[S];  // the vectors at q - W and q of each plane's line
+      for (int p = 0; p < S; ++p) {
+        before[p] = Z::load(c + p * ss + first - W);
+        at[p] = Z::load(c + p * ss + first);
       }
-      // The stores after all the line's loads: the fields start at the same offset within a 4
-      // KiB page, so the next plane's row loads would share a store's low 12 address bits and
-      // wait for it (docs/PERFORMANCE.md, host section).
-      for (int p = 0; p < S; ++p)
-        for (int v = 0; v < done; ++v) Z::stream(out + p * ss + line_q + v * W, values[v][p]);
-    }
+      V previous[line_vectors][S];  // the line computed before (none before the first)
+      for (int v = 0; v < line_vectors; ++v)
+        for (int p = 0; p < S; ++p) previous[v][p] = Z::splat(T(0));
+      // The next pair of row ends not yet passed: a row's last point, the next row's first after it
+      // (at -2 mod period; none without ends).
+      std::ptrdiff_t pair = std::numeric_limits<std::ptrdiff_t>::max();
+      if (with_ends) {
+        std::ptrdiff_t ahead = (-1 - first) % period;
+        pair = first - 1 + (ahead < 0 ? ahead + period : ahead);
+      }
+      for (std::ptrdiff_t q = first; q < last;) {
+        const std::ptrdiff_t line_q = q;
+        V values[line_vectors][S];
+        // The line's row-end lanes, one bit a point; a pair across the line's end stays for the
+        // next line.
+        unsigned line_ends = 0;
+        while (pair < line_q + per_line) {
+          const int lane = static_cast<int>(pair - line_q);
+          if (lane >= 0) line_ends |= 1u << lane;
+          if (lane + 1 >= per_line) break;
+          line_ends |= 1u << (lane + 1);
+          pair += period;
+        }
+        for (int v = 0; v < line_vectors; ++v, q += W) {
+          // Each stream the row reads is prefetched: those that come from memory (planes 1 .. S - 1
+          // one row on, plane S at this row) `prefetch` bytes ahead into Into, those that a sweep
+          // through the planes has already brought into the L2 (plane -1 at this row, plane 0 one
+          // row on) into the L1 512 B ahead.
+          if (prefetch > 0 && v == 0) {
+            for (int p = 1; p < S; ++p) prefetch_from_memory<Into>(c + p * ss + sy + q, prefetch);
+            prefetch_from_memory<Into>(c + S * ss + q, prefetch);
+            prefetch_ahead(c - ss + q, cache_read_ahead_bytes);
+            prefetch_ahead(c + sy + q, cache_read_ahead_bytes);
+          }
+          const auto ends_here = static_cast<Lanes>(line_ends >> (v * W) & ((1ull << W) - 1));
+          V column[S + 2];  // the line's vectors at q in planes -1 .. S
+          column[0] = Z::load(c - ss + q);
+          for (int p = 0; p < S; ++p) column[p + 1] = at[p];
+          column[S + 1] = Z::load(c + S * ss + q);
+          for (int p = 0; p < S; ++p) {
+            const T* cp = c + p * ss;
+            const V after = Z::load(cp + q + W);
+            const V line_pair =
+                Z::add(Z::shifted_back(before[p], at[p]), Z::shifted_on(at[p], after));
+            const V slow_pair = Z::add(column[p], column[p + 2]);
+            const V y_pair = Z::add(Z::load(cp + q - sy), Z::load(cp + q + sy));
+            // The slowest axis is x for z lines, z for x lines.
+            const V value =
+                point.template of<Z>(at[p], z_lines ? slow_pair : line_pair, y_pair,
+                                     z_lines ? line_pair : slow_pair, origin + p * ss + q);
+            if (Norm) Z::add_squared_changes(squares, value, at[p], ends_here);
+            values[v][p] = ends == RowEnds::zero ? Z::zero_lanes(value, ends_here)
+                                                 : Z::lanes_from(value, ends_here, at[p]);
+            before[p] = at[p];
+            at[p] = after;
+          }
+        }
+        // The stores after all the line's loads (the fields start at the same offset within a 4
+        // KiB page, so the next plane's row loads would share a store's low 12 address bits and
+        // wait for it: docs/PERFORMANCE.md, host section), each plane's back to back so that they
+        // fill their write-combining buffer at once.
+        for (int p = 0; p < S; ++p) {
+          T* const line = out + p * ss + line_q;
+          if (!Realign || shift[p] == 0) {
+            for (int v = 0; v < line_vectors; ++v) Z::stream(line + v * W, values[v][p]);
+          } else if (line_q == first) {
+            for (int v = 0; v < line_vectors; ++v)
+              Z::store_lanes(line + v * W, values[v][p], lanes_before(per_line - shift[p], v));
+          } else {
+            const auto vector = [&](const int k) {
+              return k < line_vectors ? previous[k][p] : values[k - line_vectors][p];
+            };
+            for (int k = 0; k < line_vectors; ++k)
+              if (k == from_vector[p])
+                for (int v = 0; v < line_vectors; ++v)
+                  Z::stream(line - shift[p] + v * W,
+                            Z::take(window[p], vector(k + v), vector(k + v + 1)));
+          }
+        }
+        if constexpr (Realign)
+          for (int v = 0; v < line_vectors; ++v)
+            for (int p = 0; p < S; ++p) previous[v][p] = values[v][p];
+      }
+      // The realigned planes' points after their last whole line.
+      if constexpr (Realign)
+        for (int p = 0; p < S; ++p)
+          if (shift[p] != 0)
+            for (int v = 0; v < line_vectors; ++v)
+              Z::store_lanes(out + p * ss + last - per_line + v * W, previous[v][p],
+                             static_cast<Lanes>(~lanes_before(per_line - shift[p], v) &
+                                                lanes_before(per_line, v)));
+    };
+    bool aligned = true;
+    for (int p = 0; p < S; ++p) aligned = aligned && shift[p] == 0;
+    if (aligned)
+      lines(std::false_type{});
+    else
+      lines(std::true_type{});
   }
-  for (; q < n; ++q)
+  for (std::ptrdiff_t q = last; q < hi; ++q)
     for (int p = 0; p < S; ++p) store_point(p, q);
-  if (ends == RowEnds::zero && !whole_lines)
-    for (int p = 0; p < S; ++p) out[p * ss - 1] = out[p * ss + n] = T(0);
   return Norm ? squares.total() + squares_one_by_one : 0.0;
 }
 

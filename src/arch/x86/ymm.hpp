@@ -1,8 +1,8 @@
 #pragma once
 // AVX2 vectors (4 doubles, 8 floats) with the operations of arch/x86/zmm.hpp's AVX-512 ones, for
 // the x86 hosts without AVX-512 (AMD before Zen 4, most Intel client cores). AVX2 has no mask
-// registers: the row ends' lanes are blends with constant masks. Only arch/x86/stencil_lines.hpp
-// includes this file.
+// registers: the row ends' lanes are blends with masks made from the lanes' bits. Only
+// arch/x86/stencil_lines.hpp includes this file.
 #include <immintrin.h>
 
 namespace kstencil {
@@ -35,11 +35,31 @@ struct Ymm<double> {
   static V sub(V a, V b) { return _mm256_sub_pd(a, b); }
   static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
   static void stream(double* p, V v) { _mm256_stream_pd(p, v); }
-  using Lanes = int;
-  static constexpr Lanes first_lane = 0x1, last_lane = 0x8;
+  using Lanes = int;  // one bit a lane, the first lane lowest
   static V mask(Lanes lanes) {
+    const __m256i bit = _mm256_set_epi64x(8, 4, 2, 1);
     return _mm256_castsi256_pd(
-        _mm256_set_epi64x(lanes & last_lane ? -1 : 0, 0, 0, lanes & first_lane ? -1 : 0));
+        _mm256_cmpeq_epi64(_mm256_and_si256(_mm256_set1_epi64x(lanes), bit), bit));
+  }
+  static void store_lanes(double* p, V v, Lanes lanes) {
+    _mm256_maskstore_pd(p, _mm256_castpd_si256(mask(lanes)), v);
+  }
+  // Elements shift .. shift + 3 of a followed by b (shift in [0, 4)): each permuted as eight
+  // 32-bit halves, then blended.
+  struct Window {
+    __m256i index;
+    V from_b;
+  };
+  static Window window(const int shift) {
+    alignas(32) int index[8];
+    for (int i = 0; i < 8; ++i) index[i] = 2 * ((i / 2 + shift) & 3) + (i & 1);
+    return {_mm256_load_si256(reinterpret_cast<const __m256i*>(index)),
+            mask(~((1 << (width - shift)) - 1) & 0xf)};
+  }
+  static V take(const Window& w, V a, V b) {
+    return _mm256_blendv_pd(
+        _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(a), w.index)),
+        _mm256_castps_pd(_mm256_permutevar8x32_ps(_mm256_castpd_ps(b), w.index)), w.from_b);
   }
   static V zero_lanes(V v, Lanes lanes) {
     return lanes == 0 ? v : _mm256_blendv_pd(v, _mm256_setzero_pd(), mask(lanes));
@@ -75,11 +95,29 @@ struct Ymm<float> {
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static void stream(float* p, V v) { _mm256_stream_ps(p, v); }
-  using Lanes = int;
-  static constexpr Lanes first_lane = 0x01, last_lane = 0x80;
+  using Lanes = int;  // one bit a lane, the first lane lowest
   static V mask(Lanes lanes) {
-    return _mm256_castsi256_ps(_mm256_set_epi32(lanes & last_lane ? -1 : 0, 0, 0, 0, 0, 0, 0,
-                                                lanes & first_lane ? -1 : 0));
+    const __m256i bit = _mm256_set_epi32(128, 64, 32, 16, 8, 4, 2, 1);
+    return _mm256_castsi256_ps(
+        _mm256_cmpeq_epi32(_mm256_and_si256(_mm256_set1_epi32(lanes), bit), bit));
+  }
+  static void store_lanes(float* p, V v, Lanes lanes) {
+    _mm256_maskstore_ps(p, _mm256_castps_si256(mask(lanes)), v);
+  }
+  // Elements shift .. shift + 7 of a followed by b (shift in [0, 8)): each permuted, then blended.
+  struct Window {
+    __m256i index;
+    V from_b;
+  };
+  static Window window(const int shift) {
+    const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+    return {
+        _mm256_and_si256(_mm256_add_epi32(lane, _mm256_set1_epi32(shift)), _mm256_set1_epi32(7)),
+        mask(~((1 << (width - shift)) - 1) & 0xff)};
+  }
+  static V take(const Window& w, V a, V b) {
+    return _mm256_blendv_ps(_mm256_permutevar8x32_ps(a, w.index),
+                            _mm256_permutevar8x32_ps(b, w.index), w.from_b);
   }
   static V zero_lanes(V v, Lanes lanes) {
     return lanes == 0 ? v : _mm256_blendv_ps(v, _mm256_setzero_ps(), mask(lanes));

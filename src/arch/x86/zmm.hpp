@@ -1,7 +1,8 @@
 #pragma once
 // AVX-512 vectors (8 doubles, 16 floats) with the operations stencil_lines_simd's rows use: the
-// arithmetic of ScalarOps, loads, non-temporal stores, the row ends' lanes and the shifts by one
-// element. Only arch/x86/stencil_lines.hpp includes this file.
+// arithmetic of ScalarOps, loads, non-temporal and masked stores, the row ends' lanes, the shifts
+// by one element and the windows that realign a plane's values to its cache lines. Only
+// arch/x86/stencil_lines.hpp includes this file.
 #include <immintrin.h>
 
 namespace kstencil {
@@ -35,8 +36,14 @@ struct Zmm<double> {
   static V sub(V a, V b) { return _mm512_sub_pd(a, b); }
   static V mul(V a, V b) { return _mm512_mul_pd(a, b); }
   static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
-  using Lanes = __mmask8;
-  static constexpr Lanes first_lane = 0x01, last_lane = 0x80;
+  using Lanes = __mmask8;  // one bit a lane, the first lane lowest
+  static void store_lanes(double* p, V v, Lanes lanes) { _mm512_mask_storeu_pd(p, lanes, v); }
+  // Elements shift .. shift + 7 of a followed by b (shift in [0, 8)).
+  using Window = __m512i;
+  static Window window(const int shift) {
+    return _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(shift));
+  }
+  static V take(const Window& w, V a, V b) { return _mm512_permutex2var_pd(a, w, b); }
   static V zero_lanes(V v, Lanes lanes) {
     return _mm512_maskz_mov_pd(static_cast<Lanes>(~lanes), v);
   }
@@ -71,8 +78,15 @@ struct Zmm<float> {
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
   static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
-  using Lanes = __mmask16;
-  static constexpr Lanes first_lane = 0x0001, last_lane = 0x8000;
+  using Lanes = __mmask16;  // one bit a lane, the first lane lowest
+  static void store_lanes(float* p, V v, Lanes lanes) { _mm512_mask_storeu_ps(p, lanes, v); }
+  // Elements shift .. shift + 15 of a followed by b (shift in [0, 16)).
+  using Window = __m512i;
+  static Window window(const int shift) {
+    return _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                            _mm512_set1_epi32(shift));
+  }
+  static V take(const Window& w, V a, V b) { return _mm512_permutex2var_ps(a, w, b); }
   static V zero_lanes(V v, Lanes lanes) {
     return _mm512_maskz_mov_ps(static_cast<Lanes>(~lanes), v);
   }

@@ -35,13 +35,11 @@ struct LineStencil {
     const int j_first = j_begin + block * rows;
     const int j_last = j_first + rows < j_end ? j_first + rows : j_end;  // exclusive
     const StencilPoint<T> point{a};
-    for (int j = j_first; j < j_last; ++j) {
-      const std::ptrdiff_t start =
-          (z_lines ? first_plane * sx + begin * sz : begin * sx + first_plane * sz) + j * sy;
-      stencil_lines<Streaming, Planes, KokkosLayout>(
-          u.data() + start, f.data() + start, end - begin, planes, z_lines ? sx : sz, sy, point,
-          zero_row_ends ? RowEnds::zero : RowEnds::none, prefetch);
-    }
+    const std::ptrdiff_t start =
+        (z_lines ? first_plane * sx + begin * sz : begin * sx + first_plane * sz) + j_first * sy;
+    stencil_lines<Streaming, Planes, KokkosLayout>(
+        u.data() + start, f.data() + start, end - begin, j_last - j_first, planes,
+        z_lines ? sx : sz, sy, point, zero_row_ends ? RowEnds::zero : RowEnds::none, prefetch);
     fence_streamed_stores<Streaming>();
   }
 };
