@@ -210,12 +210,11 @@ KOKKOS_FORCEINLINE_FUNCTION double portable_lines(const T* KOKKOS_RESTRICT c,
         int m = 0;
         for (; m + portable_norm_lanes <= length; m += portable_norm_lanes)
           for (int l = 0; l < portable_norm_lanes; ++l) {
-            const double change =
-                static_cast<double>(values[m + l]) - static_cast<double>(cp[q + m + l]);
+            const double change = static_cast<double>(values[m + l] - cp[q + m + l]);
             lanes[l] += change * change;
           }
         for (; m < length; ++m) {
-          const double change = static_cast<double>(values[m]) - static_cast<double>(cp[q + m]);
+          const double change = static_cast<double>(values[m] - cp[q + m]);
           lanes[m % portable_norm_lanes] += change * change;
         }
         store_line<Streaming>(
@@ -238,7 +237,8 @@ KOKKOS_FORCEINLINE_FUNCTION double portable_lines(const T* KOKKOS_RESTRICT c,
 // gives a point from its neighbours' pair sums, on values and on vectors; `point` is made for row
 // 0, the offsets it gets run on across the rows), and the points either side of each plane's rows
 // as `ends` says (RowEnds::input only on AVX2 and AVX-512 hosts, which stream them). With Norm it
-// returns the sum of (out - c)^2 over the points in double (else 0). With streaming stores on AVX2
+// returns the sum of (out - c)^2 over the points: each change in T (one rounding in float, as the
+// GPUs' float sums have), its square and the sum in double (else 0). With streaming stores on AVX2
 // and AVX-512 hosts the planes go together (their centre lines loaded once), and rows that are not
 // whole cache lines, with the ends between them, as one span; elsewhere row by row and plane by
 // plane through store_line.

@@ -38,8 +38,8 @@ enum class NormStrategy {
   blocked,  // the Laplacian's blocked kernel (3D grids): each work item writes the sum over its
             // register blocks; a second kernel adds the work items' sums (src/jacobi/blocked.hpp)
   line      // 3D grids, hosts: a work item a block of rows along the contiguous axis in 1 or 4
-            // planes, vectorised, its squares in double; Kokkos' reduction adds the work items
-            // (src/jacobi/line.hpp)
+            // planes, vectorised, changes in T squared in double; Kokkos' reduction adds the
+            // work items (src/jacobi/line.hpp)
 };
 NormStrategy parse_norm_strategy(const std::string& word);
 // jacobi.norm = "auto": the strategy measured fastest on the backend for the grid's dimension
@@ -115,7 +115,8 @@ struct JacobiPlan {
   int sum_lanes = 1;
   // The most squared changes one partial sum adds in the fields' precision before the rest of the
   // norm is summed in double: a blocked work item's points, a team thread's packets over its
-  // planes, kokkos-kernels' every point; 0 where each square is summed in double.
+  // planes, kokkos-kernels' every point, line's 1 (its changes in T, their squares in double); 0
+  // where each change is taken in double.
   std::int64_t sum_points = 0;
   bool gpu = false;                    // made for a GPU's limits
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for

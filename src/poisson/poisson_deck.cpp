@@ -62,7 +62,8 @@ Schema poisson_schema(const std::string& solver) {
            "launch_bounds: 0 takes the Laplacian's blocked defaults); line (3D grids, hosts) = a "
            "work item updates a block of rows along the contiguous axis in 1 plane (4 together "
            "on hosts with AVX2 or AVX-512 and fewer than 8 threads), vectorised, and sums its "
-           "squares in double, Kokkos' reduction adds the work items (ignores kernel.tile and "
+           "changes (in the field's type) squared in double, Kokkos' reduction adds the work "
+           "items (ignores kernel.tile and "
            "launch_bounds)")
            .choices({"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team",
                      "blocked", "line"})},

@@ -37,7 +37,8 @@ inline constexpr int cache_read_ahead_bytes = 512;
 // span, so that only the span's first and last cache lines are partial. Lines run along z with the
 // slowest axis x for LayoutRight fields, along x with z slowest for LayoutLeft. Point::of gets each
 // point's offset from c plus `origin` (the offset of c from the row the point was made for). With
-// Norm it returns the sum of (out - c)^2 over the points in double (else 0).
+// Norm it returns the sum of (out - c)^2 over the points (the change in T, its square and the sum
+// in double; else 0).
 // The vectors start on plane 0's cache lines; another plane's values, where its lines start
 // elsewhere, are realigned in registers (two vectors' window) before they are streamed, so every
 // plane writes each whole line of its span with non-temporal stores and the few points of its
@@ -83,7 +84,7 @@ inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
         cp[q], z_lines ? slow_pair : line_pair, cp[q - sy] + cp[q + sy],
         z_lines ? line_pair : slow_pair, origin + p * ss + q);
     if (Norm) {
-      const double change = static_cast<double>(value) - static_cast<double>(cp[q]);
+      const double change = static_cast<double>(value - cp[q]);
       squares_one_by_one += change * change;
     }
     out[p * ss + q] = value;

@@ -125,14 +125,12 @@ struct Ymm<float> {
   static V lanes_from(V v, Lanes lanes, V from) {
     return lanes == 0 ? v : _mm256_blendv_ps(v, from, mask(lanes));
   }
-  // squares += (value - from)^2 lane by lane, in double (each half of the floats converted);
-  // `skipped` lanes add nothing.
+  // squares += (value - from)^2 lane by lane: the change in float (one rounding, as the portable
+  // rows), its halves converted, squared and summed in double; `skipped` lanes add nothing.
   static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const V kept = lanes_from(value, skipped, from);
-    const __m256d low = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(kept)),
-                                      _mm256_cvtps_pd(_mm256_castps256_ps128(from)));
-    const __m256d high = _mm256_sub_pd(_mm256_cvtps_pd(_mm256_extractf128_ps(kept, 1)),
-                                       _mm256_cvtps_pd(_mm256_extractf128_ps(from, 1)));
+    const V change = _mm256_sub_ps(lanes_from(value, skipped, from), from);
+    const __m256d low = _mm256_cvtps_pd(_mm256_castps256_ps128(change));
+    const __m256d high = _mm256_cvtps_pd(_mm256_extractf128_ps(change, 1));
     squares.low = _mm256_add_pd(squares.low, _mm256_mul_pd(low, low));
     squares.high = _mm256_add_pd(squares.high, _mm256_mul_pd(high, high));
   }

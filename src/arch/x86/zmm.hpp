@@ -91,20 +91,17 @@ struct Zmm<float> {
     return _mm512_maskz_mov_ps(static_cast<Lanes>(~lanes), v);
   }
   static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_ps(v, lanes, from); }
-  // squares += (value - from)^2 lane by lane, in double (each half of the floats converted);
-  // `skipped` lanes add nothing.
+  // squares += (value - from)^2 lane by lane: the change in float (one rounding, as the portable
+  // rows), its halves converted, squared and summed in double; `skipped` lanes add nothing.
   static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const V kept = _mm512_mask_mov_ps(value, skipped, from);
+    const __m512d change =
+        _mm512_castps_pd(_mm512_sub_ps(_mm512_mask_mov_ps(value, skipped, from), from));
     // Masked forms with every lane kept: g++ 12 warns that the plain intrinsics' internal
     // undefined operands may be used uninitialized.
-    const auto half = [](V v, int which) {
-      const __m512d d = _mm512_castps_pd(v);
-      return _mm512_maskz_cvtps_pd(
-          0xff, _mm256_castpd_ps(which == 0 ? _mm512_maskz_extractf64x4_pd(0x0f, d, 0)
-                                            : _mm512_maskz_extractf64x4_pd(0x0f, d, 1)));
-    };
-    const __m512d low = _mm512_sub_pd(half(kept, 0), half(from, 0));
-    const __m512d high = _mm512_sub_pd(half(kept, 1), half(from, 1));
+    const __m512d low = _mm512_maskz_cvtps_pd(
+        0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0x0f, change, 0)));
+    const __m512d high = _mm512_maskz_cvtps_pd(
+        0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0x0f, change, 1)));
     squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(low, low));
     squares.high = _mm512_add_pd(squares.high, _mm512_mul_pd(high, high));
   }
