@@ -254,7 +254,8 @@ KOKKOS_FORCEINLINE_FUNCTION double stencil_lines(const T* KOKKOS_RESTRICT c, T* 
   if constexpr (Streaming) {
     return with_prefetch_cache(prefetch.into, [&](const auto into) {
       constexpr PrefetchInto Into = decltype(into)::value;
-      // Rows of whole cache lines with their ends (384 doubles) go one by one, as fast as a span.
+      // A span only where a row with its ends is not whole cache lines: rows that are stream whole
+      // one by one, without the span's end-lane bookkeeping.
       const bool span = ends != RowEnds::none && sy == n + 2 &&
                         sy * static_cast<std::ptrdiff_t>(sizeof(T)) % x86::cache_line_bytes != 0;
       double sum = 0;
