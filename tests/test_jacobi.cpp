@@ -219,29 +219,27 @@ TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host 
           check(make<T, Kokkos::LayoutRight>(p, norm, order, tile, bound));
         }
   CHECK(checked == 168);
-  // line in blocks of 1 to 7 rows (the interior's 7 rows along y: whole blocks and a partial
-  // last one), with a host core's cache that small: a block's rows are those of the planes it
-  // updates, the two beside them and the right-hand side's.
+  // line in work items of 1 to 16 rows (the interior's 7 rows along y: whole blocks, a partial
+  // last one, one block) swept in tiles of work items (Kokkos' and ones that split the planes'
+  // groups and the rows' blocks unevenly).
   JacobiKernelConfig c;
   c.norm = NormStrategy::line;
   c.element_bytes = sizeof(T);
-  const std::int64_t rows_read = 2 * plan_jacobi(c, p.grid, host_limits()).line_planes + 2;
-  for (const std::int64_t cache :
-       {2 * rows_read * 10 * sizeof(T), 2 * rows_read * 10 * 3 * sizeof(T), 0ul})
-    for (const Layout layout : {Layout::left, Layout::right}) {
-      ExecLimits limits = host_limits();
-      limits.core_cache_bytes = cache;
-      c.layout = layout;
-      const JacobiPlan plan = plan_jacobi(c, p.grid, limits);
-      const int row = layout == Layout::right ? 5 : 10;  // interior points along z / x
-      CHECK(plan.line_rows ==
-            (cache == 0 ? 7 : std::min<int>(7, cache / 2 / (rows_read * row * sizeof(T)))));
-      if (layout == Layout::right)
-        check(JacobiSolver<T, Kokkos::LayoutRight>(p, plan));
-      else
-        check(JacobiSolver<T, Kokkos::LayoutLeft>(p, plan));
-    }
-  CHECK(checked == 174);
+  const std::array<std::int64_t, 2> line_tiles[] = {{0, 0}, {1, 1}, {2, 3}, {3, 2}};
+  for (const int rows : {1, 2, 3, 7, 16})
+    for (const auto& tile : line_tiles)
+      for (const Layout layout : {Layout::left, Layout::right}) {
+        c.layout = layout;
+        JacobiPlan plan = plan_jacobi(c, p.grid, host_limits());
+        REQUIRE_FALSE(plan.problem);
+        plan.line_rows = rows;
+        plan.line_tile = tile;
+        if (layout == Layout::right)
+          check(JacobiSolver<T, Kokkos::LayoutRight>(p, plan));
+        else
+          check(JacobiSolver<T, Kokkos::LayoutLeft>(p, plan));
+      }
+  CHECK(checked == 208);
 }
 
 TEMPLATE_TEST_CASE(

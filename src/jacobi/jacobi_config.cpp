@@ -6,6 +6,7 @@
 
 #include "arch/streams.hpp"
 #include "core/exec_space.hpp"
+#include "core/line_tile.hpp"
 #include "core/planned_tile.hpp"
 #include "jacobi/jacobi.hpp"
 
@@ -185,11 +186,9 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
   }
 }
 
-// The line strategy's work items: on few-core AVX2 and AVX-512 hosts 4 planes' rows together (as
-// the Laplacian's line rows), else one plane's; blocks of as many rows as keep the rows a block
-// reads (its planes, the two beside them and the right-hand side's) in half a core's own cache (as
-// the Laplacian's and FDTD's host rows), so that the planes beside a block come from that cache
-// when the sweep reaches them.
+// The line strategy's work items: on few-core AVX2 and AVX-512 hosts 4 planes' rows together, else
+// one plane's, 16 rows each, swept as the Laplacian's line rows (host_line_tile: a thread's chunk
+// of planes in blocks of rows that keep the planes beside a block in the core's cache).
 void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLimits& limits) {
   for (int d = 0; d < 3; ++d)
     if (is_collapsed(grid, d)) {
@@ -214,15 +213,11 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLim
   plan.line_ends = box.lo[fast] == update.lo[fast] && box.hi[fast] == update.hi[fast]
                        ? RowEnds::input
                        : RowEnds::none;
-  const std::int64_t row_bytes =
-      std::int64_t(std::max(plan.box_extent[fast], 1)) * plan.config.element_bytes;
-  const std::int64_t rows_read = 2 * plan.line_planes + 2;
-  const std::int64_t rows_fit = limits.core_cache_bytes > 0
-                                    ? limits.core_cache_bytes / 2 / (rows_read * row_bytes)
-                                    : plan.box_extent[1];
-  // At least one row, also for an empty part of an overlapped update.
-  plan.line_rows = static_cast<int>(
-      std::max<std::int64_t>(std::min<std::int64_t>(rows_fit, plan.box_extent[1]), 1));
+  plan.line_rows = 16;  // one fence per 16 rows, as the Laplacian's
+  plan.line_tile =
+      host_line_tile(plan.box_extent[2 - fast], plan.box_extent[1], plan.box_extent[fast],
+                     plan.config.element_bytes, limits.concurrency, few_core_host(limits),
+                     limits.core_cache_bytes, plan.line_rows, plan.line_planes);
 }
 
 }  // namespace
@@ -241,6 +236,10 @@ std::string JacobiPlan::describe() const {
     return std::to_string(line_rows) + " rows along " +
            "xyz"[config.layout == Layout::right ? 2 : 0] + " of " + std::to_string(line_planes) +
            (line_planes == 1 ? " plane" : " planes") + " a work item, " +
+           (line_tile[0] > 0 && line_tile[1] > 0
+                ? "tiles of " + std::to_string(line_tile[0]) + " x " +
+                      std::to_string(line_tile[1]) + " work items (planes x rows), "
+                : std::string("Kokkos' tile, ")) +
            prefetch_words(line_prefetch) +
            (line_ends == RowEnds::input ? ", whole cache lines (the rows' ends stored unchanged)"
                                         : std::string()) +

@@ -28,9 +28,9 @@ struct LineUpdate {
   JacobiFormula<T> formula;
   T rhs_value;                       // else f everywhere (0 without a right-hand side)
   Kokkos::Array<int, 3> lo, extent;  // the box, local indices per axis x y z
-  int block;          // rows (y) a block: all plane groups of one block, then the next
-  Prefetch prefetch;  // the rows' prefetches of their streams from memory
-  RowEnds ends;       // none, or input where no part updates the rows' ends
+  int rows;                          // rows (y) a work item
+  Prefetch prefetch;                 // the rows' prefetches of their streams from memory
+  RowEnds ends;                      // none, or input where no part updates the rows' ends
 
   // Enumerators, not static data members: nvcc does not see those in device code once they are
   // used as array indices.
@@ -40,14 +40,13 @@ struct LineUpdate {
     slow = right ? 0 : 2
   };
 
-  // Work item `item`: the rows of one block in one group of planes, blocks outermost, so that a
-  // block's planes stay in a core's cache while the sweep moves on by a group; its stores fenced
-  // once (a fence waits for every store before it). With Norm, the sum of its squared changes.
-  KOKKOS_INLINE_FUNCTION double update_item(const int item) const {
-    const int groups = (extent[slow] + Planes - 1) / Planes;
-    const int first = item / groups * block;
-    const int last = first + block < extent[1] ? first + block : extent[1];
-    const int first_plane = item % groups * Planes;
+  // The work item of `group` (Planes planes from group * Planes) and `block` (rows from block *
+  // rows); its stores fenced once (a fence waits for every store before it). With Norm, the sum
+  // of its squared changes.
+  KOKKOS_INLINE_FUNCTION double update_item(const int group, const int block) const {
+    const int first = block * rows;
+    const int last = first + rows < extent[1] ? first + rows : extent[1];
+    const int first_plane = group * Planes;
     const int planes = first_plane + Planes <= extent[slow] ? Planes : extent[slow] - first_plane;
     int p[3];
     p[slow] = lo[slow] + first_plane;
@@ -67,13 +66,15 @@ struct LineUpdate {
 template <class Update>
 struct LineRows {
   Update update;
-  KOKKOS_INLINE_FUNCTION void operator()(const int item) const { update.update_item(item); }
+  KOKKOS_INLINE_FUNCTION void operator()(const int group, const int block) const {
+    update.update_item(group, block);
+  }
 };
 template <class Update>
 struct LineRowSums {
   Update update;
-  KOKKOS_INLINE_FUNCTION void operator()(const int item, double& sum) const {
-    sum += update.update_item(item);
+  KOKKOS_INLINE_FUNCTION void operator()(const int group, const int block, double& sum) const {
+    sum += update.update_item(group, block);
   }
 };
 
@@ -91,20 +92,25 @@ void launch_line_update(const JacobiPlan& plan, const JacobiFormula<T>& formula,
     if (new_values.stride(d) != old_values.stride(d) ||
         (rhs_field && rhs.stride(d) != old_values.stride(d)))
       throw std::logic_error("jacobi line: the iterates and the right-hand side differ in layout");
-  const int block = plan.line_rows, planes = plan.line_planes;
-  const int items = plan.box_extent[fast] > 0
-                        ? (plan.box_extent[1] + block - 1) / block *
-                              ((plan.box_extent[2 - fast] + planes - 1) / planes)
-                        : 0;
+  const int rows = plan.line_rows, planes = plan.line_planes;
+  // Work items: groups of planes by blocks of rows, in the plan's tile (as the Laplacian's line).
+  using Policy =
+      Kokkos::MDRangePolicy<Kokkos::DefaultExecutionSpace,
+                            Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                            Kokkos::IndexType<int>>;
+  const bool empty = plan.box_extent[fast] <= 0;
+  const int groups = empty ? 0 : (plan.box_extent[2 - fast] + planes - 1) / planes;
+  const int blocks = empty ? 0 : (plan.box_extent[1] + rows - 1) / rows;
+  const Policy policy({0, 0}, {groups, blocks},
+                      {static_cast<int>(plan.line_tile[0]), static_cast<int>(plan.line_tile[1])});
   const Kokkos::Array<int, 3> lo{plan.box_lo[0], plan.box_lo[1], plan.box_lo[2]};
   const Kokkos::Array<int, 3> extent{plan.box_extent[0], plan.box_extent[1], plan.box_extent[2]};
-  const Kokkos::RangePolicy<Kokkos::IndexType<int>> policy(0, items);
   const auto launch = [&](auto field, auto norm, auto planes_per_item) {
     constexpr bool F = decltype(field)::value, N = decltype(norm)::value;
     using Update = LineUpdate<T, KokkosLayout, streaming, F, N, decltype(planes_per_item)::value>;
     const Update update{
         old_values, new_values,         rhs,           formula, rhs_value, lo, extent,
-        block,      plan.line_prefetch, plan.line_ends};
+        rows,       plan.line_prefetch, plan.line_ends};
     if constexpr (N)
       Kokkos::parallel_reduce("kstencil::jacobi::line_reduce", policy, LineRowSums<Update>{update},
                               sum);

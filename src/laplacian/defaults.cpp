@@ -3,62 +3,12 @@
 #include <algorithm>
 
 #include "arch/streams.hpp"
+#include "core/line_tile.hpp"
 #include "laplacian/plan.hpp"
 
 namespace kstencil {
 
 namespace {
-
-// Line tile (work items along x y z) on many-core hosts: each thread marches a block of rows
-// through its chunk of planes, reading the rows of the three planes it works on from its L2 (a
-// quarter of it). Over the splits of the threads into plane chunks by row blocks this picks the one
-// whose busiest thread reads the fewest rows; where none fits, Kokkos' default tile.
-std::array<std::int64_t, 3> many_core_line_tile(const Box& box, const AxisRoles& a, int threads,
-                                                std::int64_t core_cache_bytes, int element_bytes,
-                                                int m) {
-  const std::int64_t planes = std::max<std::int64_t>(box.extent(a.slow), 1);
-  const std::int64_t rows = std::max<std::int64_t>(box.extent(1), 1);
-  const std::int64_t items = (rows + m - 1) / m;
-  const std::int64_t t = std::max(threads, 1);
-  std::int64_t best_chunk = (planes + t - 1) / t, best_items = 1, best_rows_read = -1;
-  for (std::int64_t chunks = 1; chunks <= t; ++chunks) {
-    if (t % chunks != 0) continue;
-    const std::int64_t plane_chunk = (planes + chunks - 1) / chunks;
-    const std::int64_t items_per_block = (items + t / chunks - 1) / (t / chunks);
-    const std::int64_t block_rows = std::min(items_per_block * m, rows);
-    const std::int64_t slab_bytes =
-        3 * (block_rows + 2) * (box.extent(a.contiguous) + 2) * element_bytes;
-    if (core_cache_bytes <= 0 || 4 * slab_bytes > core_cache_bytes) continue;
-    const std::int64_t tiles = ((planes + plane_chunk - 1) / plane_chunk) *
-                               ((items + items_per_block - 1) / items_per_block);
-    const std::int64_t rows_read = (tiles + t - 1) / t * (block_rows + 2) * (plane_chunk + 2);
-    if (best_rows_read < 0 || rows_read < best_rows_read) {
-      best_rows_read = rows_read;
-      best_chunk = plane_chunk;
-      best_items = items_per_block;
-    }
-  }
-  std::array<std::int64_t, 3> tile{0, best_items, 0};
-  tile[a.slow] = best_chunk;
-  return tile;
-}
-
-// Line tile on few-thread hosts whose work items update several planes: each thread a chunk of
-// planes, swept in blocks of rows whose m_slow + 2 planes fit half a core's L2, so the planes
-// beside a block come from the L2 when the next block reads them. Kokkos' tile where nothing fits.
-std::array<std::int64_t, 3> few_core_line_tile(const Box& box, const AxisRoles& a, int threads,
-                                               std::int64_t core_cache_bytes, int element_bytes,
-                                               int m, int m_slow) {
-  const std::int64_t plane_row_bytes =
-      (m_slow + 2) * (box.extent(a.contiguous) + 2) * element_bytes;
-  const std::int64_t rows = core_cache_bytes / 2 / plane_row_bytes - 2;
-  const std::int64_t items = std::min<std::int64_t>(rows / m, (box.extent(1) + m - 1) / m);
-  if (core_cache_bytes <= 0 || items < 1) return {0, 0, 0};
-  std::array<std::int64_t, 3> tile{0, items, 0};
-  const std::int64_t t = std::max(threads, 1);
-  tile[a.slow] = (box.extent(a.slow) + t - 1) / t;  // planes
-  return tile;
-}
 
 // Blocked tile on GPUs: 128 threads along the contiguous axis, or as many as its lanes fill with
 // the rest along y (128 threads over 64 points left half of them idle), down to 16 (a warp then
@@ -134,19 +84,18 @@ LaplacianKernelParams resolve_laplacian_params(const LaplacianKernelRequest& req
     }
     case LaplacianKernel::line: {
       p.m = request.m.value_or(16);  // rows per work item: one fence per 16 rows
-      // Many-core hosts march row blocks through each thread's planes (many_core_line_tile); fewer
+      // Many-core hosts march row blocks through each thread's planes (host_line_tile); fewer
       // threads with AVX2 or AVX-512 update 4 planes per work item instead.
       const bool few_threads = few_core_host(limits);
       p.m_slow =
           request.m_slow.value_or(!limits.gpu && host_simd_lines_compiled() && few_threads ? 4 : 1);
-      if (!limits.gpu && few_threads && p.m_slow > 1)
-        default_tile = few_core_line_tile(box, a, limits.concurrency, limits.core_cache_bytes,
-                                          element_bytes, p.m, p.m_slow);
-      if (!limits.gpu && !few_threads)
-        default_tile = many_core_line_tile(box, a, limits.concurrency, limits.core_cache_bytes,
-                                           element_bytes, p.m);
-      // The helpers count planes along the slowest axis; the tile counts work items.
-      default_tile[a.slow] = (default_tile[a.slow] + p.m_slow - 1) / p.m_slow;
+      if (!limits.gpu) {
+        const std::array<std::int64_t, 2> tile = host_line_tile(
+            box.extent(a.slow), box.extent(1), box.extent(a.contiguous), element_bytes,
+            limits.concurrency, few_threads, limits.core_cache_bytes, p.m, p.m_slow);
+        default_tile[a.slow] = tile[0];
+        default_tile[1] = tile[1];
+      }
       break;
     }
   }
