@@ -221,25 +221,58 @@ TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host 
   CHECK(checked == 168);
   // line in work items of 1 to 16 rows (the interior's 7 rows along y: whole blocks, a partial
   // last one, one block) swept in tiles of work items (Kokkos' and ones that split the planes'
-  // groups and the rows' blocks unevenly).
+  // groups and the rows' blocks unevenly), groups of planes or blocks of rows outermost.
   JacobiKernelConfig c;
   c.norm = NormStrategy::line;
   c.element_bytes = sizeof(T);
   const std::array<std::int64_t, 2> line_tiles[] = {{0, 0}, {1, 1}, {2, 3}, {3, 2}};
   for (const int rows : {1, 2, 3, 7, 16})
     for (const auto& tile : line_tiles)
-      for (const Layout layout : {Layout::left, Layout::right}) {
-        c.layout = layout;
-        JacobiPlan plan = plan_jacobi(c, p.grid, host_limits());
-        REQUIRE_FALSE(plan.problem);
-        plan.line_rows = rows;
-        plan.line_tile = tile;
-        if (layout == Layout::right)
-          check(JacobiSolver<T, Kokkos::LayoutRight>(p, plan));
-        else
-          check(JacobiSolver<T, Kokkos::LayoutLeft>(p, plan));
-      }
-  CHECK(checked == 208);
+      for (const Layout layout : {Layout::left, Layout::right})
+        for (const bool blocks_outer : {false, true}) {
+          c.layout = layout;
+          JacobiPlan plan = plan_jacobi(c, p.grid, host_limits());
+          REQUIRE_FALSE(plan.problem);
+          plan.line_rows = rows;
+          plan.line_tile = tile;
+          plan.line_blocks_outer = blocks_outer;
+          if (layout == Layout::right)
+            check(JacobiSolver<T, Kokkos::LayoutRight>(p, plan));
+          else
+            check(JacobiSolver<T, Kokkos::LayoutLeft>(p, plan));
+        }
+  CHECK(checked == 248);
+
+  // The plans at 256^3 interior points in double. Few-core hosts with 2 MiB of L2 and hand-
+  // vectorised rows: 16 rows of 4 planes, the Laplacian's tile (6 planes' rows of 258 doubles take
+  // 12384 bytes: 82 rows in 1 MiB, 5 work items; 128 planes a thread, 32 work items). Many-core
+  // hosts: one plane, 128 rows (4 rows a row index, 8 KiB, in 1 MiB), blocks outermost; so too
+  // where the L2 is unknown (all 256 rows).
+  const Grid cube = Grid::whole({258, 258, 258}, {0, 0, 0}, {1, 1, 1});
+  c.layout = Layout::right;
+  c.element_bytes = 8;
+  ExecLimits few = host_limits();
+  few.concurrency = few.host_hardware_threads = 2;
+  few.core_cache_bytes = 2 << 20;
+  const JacobiPlan few_plan = plan_jacobi(c, cube, few);
+  if (host_simd_lines_compiled()) {
+    CHECK(few_plan.line_planes == 4);
+    CHECK(few_plan.line_rows == 16);
+    CHECK(few_plan.line_tile == std::array<std::int64_t, 2>{32, 5});
+    CHECK_FALSE(few_plan.line_blocks_outer);
+  } else {
+    CHECK(few_plan.line_rows == 128);
+    CHECK(few_plan.line_blocks_outer);
+  }
+  ExecLimits many = few;
+  many.concurrency = many.host_hardware_threads = 16;
+  const JacobiPlan many_plan = plan_jacobi(c, cube, many);
+  CHECK(many_plan.line_planes == 1);
+  CHECK(many_plan.line_rows == 128);
+  CHECK(many_plan.line_blocks_outer);
+  few.core_cache_bytes = 0;
+  CHECK(plan_jacobi(c, cube, few).line_rows == 256);
+  CHECK(plan_jacobi(c, cube, few).line_blocks_outer);
 }
 
 TEMPLATE_TEST_CASE(

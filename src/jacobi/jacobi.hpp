@@ -86,11 +86,12 @@ struct JacobiPlan {
   std::array<int, 3> box_lo{0, 0, 0}, box_extent{0, 0, 0};
   std::int64_t box_size = 0;
   // line (hosts only): work items of `line_rows` rows (y) of `line_planes` planes (1, 2 or 4)
-  // together, swept as the Laplacian's line rows (host_line_tile): `line_tile` work items along the
-  // slowest axis and along y a thread's tile (0: Kokkos' default); the distance in bytes at which
-  // the rows prefetch their streams from memory.
+  // together, swept in the Laplacian's line tiles (`line_tile` work items along the slowest axis
+  // and along y, host_line_tile) or, with line_blocks_outer, one block of rows after another over
+  // all threads; the distance in bytes at which the rows prefetch their streams from memory.
   int line_planes = 1, line_rows = 0;
-  std::array<std::int64_t, 2> line_tile{0, 0};
+  std::array<std::int64_t, 2> line_tile{1, 1};
+  bool line_blocks_outer = false;
   Prefetch line_prefetch;
   RowEnds line_ends = RowEnds::none;
   // team: `league` teams of `team_size` threads (0: Kokkos::AUTO), each over up to `team_chunk`

@@ -187,8 +187,12 @@ void plan_blocked(JacobiPlan& plan, const Grid& grid, const Box& box, const Exec
 }
 
 // The line strategy's work items: on few-core AVX2 and AVX-512 hosts 4 planes' rows together, else
-// one plane's, 16 rows each, swept as the Laplacian's line rows (host_line_tile: a thread's chunk
-// of planes in blocks of rows that keep the planes beside a block in the core's cache).
+// one plane's. Few-core hosts: 16 rows each, swept in the Laplacian's line tiles (host_line_tile:
+// a thread's chunk of planes in blocks of rows that keep the planes beside a block in the core's
+// cache). Many-core hosts, or where no tile fits: a work item a block of as many rows as keep
+// those it reads (its planes, the two beside them and the right-hand side's) in half a core's
+// cache, the blocks outermost over all threads, which was ahead of the Laplacian's tiles on the
+// 16-core host (docs/PERFORMANCE.md, Jacobi and CG).
 void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLimits& limits) {
   for (int d = 0; d < 3; ++d)
     if (is_collapsed(grid, d)) {
@@ -213,11 +217,27 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLim
   plan.line_ends = box.lo[fast] == update.lo[fast] && box.hi[fast] == update.hi[fast]
                        ? RowEnds::input
                        : RowEnds::none;
-  plan.line_rows = 16;  // one fence per 16 rows, as the Laplacian's
-  plan.line_tile =
+  const int rows = 16;  // one fence per 16 rows, as the Laplacian's
+  const std::array<std::int64_t, 2> tile =
       host_line_tile(plan.box_extent[2 - fast], plan.box_extent[1], plan.box_extent[fast],
                      plan.config.element_bytes, limits.concurrency, few_core_host(limits),
-                     limits.core_cache_bytes, plan.line_rows, plan.line_planes);
+                     limits.core_cache_bytes, rows, plan.line_planes);
+  if (few_core_host(limits) && tile[0] > 0 && tile[1] > 0) {
+    plan.line_rows = rows;
+    plan.line_tile = tile;
+    return;
+  }
+  const std::int64_t row_bytes =
+      std::int64_t(std::max(plan.box_extent[fast], 1)) * plan.config.element_bytes;
+  const std::int64_t rows_read = 2 * plan.line_planes + 2;
+  const std::int64_t rows_fit = limits.core_cache_bytes > 0
+                                    ? limits.core_cache_bytes / 2 / (rows_read * row_bytes)
+                                    : plan.box_extent[1];
+  // At least one row, also for an empty part of an overlapped update.
+  plan.line_rows = static_cast<int>(
+      std::max<std::int64_t>(std::min<std::int64_t>(rows_fit, plan.box_extent[1]), 1));
+  plan.line_tile = {1, 1};
+  plan.line_blocks_outer = true;
 }
 
 }  // namespace
@@ -236,10 +256,10 @@ std::string JacobiPlan::describe() const {
     return std::to_string(line_rows) + " rows along " +
            "xyz"[config.layout == Layout::right ? 2 : 0] + " of " + std::to_string(line_planes) +
            (line_planes == 1 ? " plane" : " planes") + " a work item, " +
-           (line_tile[0] > 0 && line_tile[1] > 0
-                ? "tiles of " + std::to_string(line_tile[0]) + " x " +
-                      std::to_string(line_tile[1]) + " work items (planes x rows), "
-                : std::string("Kokkos' tile, ")) +
+           (line_blocks_outer
+                ? std::string("the blocks of rows outermost, ")
+                : "tiles of " + std::to_string(line_tile[0]) + " x " +
+                      std::to_string(line_tile[1]) + " work items (planes x rows), ") +
            prefetch_words(line_prefetch) +
            (line_ends == RowEnds::input ? ", whole cache lines (the rows' ends stored unchanged)"
                                         : std::string()) +

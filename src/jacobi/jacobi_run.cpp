@@ -256,7 +256,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                      {"reference_bitwise", verification.mismatches == 0},
                      {"error_max_relative_diff", verification.error_max_relative_diff}})
       .fact("deck", deck_path);
-  report
+  report.line("kernel", norm + " norm: " + s.plan.describe())
       .line("iteration", fmt("%.4g", with_norm.median_s * 1e3) + " ms with the " + norm +
                              " norm, " + fmt("%.4g", without_norm.median_s * 1e3) +
                              " ms without (norm share " + fmt("%.1f", 100 * norm_share) + "%); " +

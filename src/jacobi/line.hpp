@@ -29,6 +29,7 @@ struct LineUpdate {
   T rhs_value;                       // else f everywhere (0 without a right-hand side)
   Kokkos::Array<int, 3> lo, extent;  // the box, local indices per axis x y z
   int rows;                          // rows (y) a work item
+  bool blocks_outer;                 // the policy's indices (block, group), else (group, block)
   Prefetch prefetch;                 // the rows' prefetches of their streams from memory
   RowEnds ends;                      // none, or input where no part updates the rows' ends
 
@@ -41,9 +42,10 @@ struct LineUpdate {
   };
 
   // The work item of `group` (Planes planes from group * Planes) and `block` (rows from block *
-  // rows); its stores fenced once (a fence waits for every store before it). With Norm, the sum
-  // of its squared changes.
-  KOKKOS_INLINE_FUNCTION double update_item(const int group, const int block) const {
+  // rows), from the policy's indices; its stores fenced once (a fence waits for every store before
+  // it). With Norm, the sum of its squared changes.
+  KOKKOS_INLINE_FUNCTION double update_item(const int i0, const int i1) const {
+    const int group = blocks_outer ? i1 : i0, block = blocks_outer ? i0 : i1;
     const int first = block * rows;
     const int last = first + rows < extent[1] ? first + rows : extent[1];
     const int first_plane = group * Planes;
@@ -66,15 +68,15 @@ struct LineUpdate {
 template <class Update>
 struct LineRows {
   Update update;
-  KOKKOS_INLINE_FUNCTION void operator()(const int group, const int block) const {
-    update.update_item(group, block);
+  KOKKOS_INLINE_FUNCTION void operator()(const int i0, const int i1) const {
+    update.update_item(i0, i1);
   }
 };
 template <class Update>
 struct LineRowSums {
   Update update;
-  KOKKOS_INLINE_FUNCTION void operator()(const int group, const int block, double& sum) const {
-    sum += update.update_item(group, block);
+  KOKKOS_INLINE_FUNCTION void operator()(const int i0, const int i1, double& sum) const {
+    sum += update.update_item(i0, i1);
   }
 };
 
@@ -93,7 +95,8 @@ void launch_line_update(const JacobiPlan& plan, const JacobiFormula<T>& formula,
         (rhs_field && rhs.stride(d) != old_values.stride(d)))
       throw std::logic_error("jacobi line: the iterates and the right-hand side differ in layout");
   const int rows = plan.line_rows, planes = plan.line_planes;
-  // Work items: groups of planes by blocks of rows, in the plan's tile (as the Laplacian's line).
+  // Work items: groups of planes by blocks of rows in the plan's tile (as the Laplacian's line),
+  // or blocks of rows by groups of planes, one work item a tile, split evenly over the threads.
   using Policy =
       Kokkos::MDRangePolicy<Kokkos::DefaultExecutionSpace,
                             Kokkos::Rank<2, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
@@ -101,7 +104,8 @@ void launch_line_update(const JacobiPlan& plan, const JacobiFormula<T>& formula,
   const bool empty = plan.box_extent[fast] <= 0;
   const int groups = empty ? 0 : (plan.box_extent[2 - fast] + planes - 1) / planes;
   const int blocks = empty ? 0 : (plan.box_extent[1] + rows - 1) / rows;
-  const Policy policy({0, 0}, {groups, blocks},
+  const bool outer = plan.line_blocks_outer;
+  const Policy policy({0, 0}, {outer ? blocks : groups, outer ? groups : blocks},
                       {static_cast<int>(plan.line_tile[0]), static_cast<int>(plan.line_tile[1])});
   const Kokkos::Array<int, 3> lo{plan.box_lo[0], plan.box_lo[1], plan.box_lo[2]};
   const Kokkos::Array<int, 3> extent{plan.box_extent[0], plan.box_extent[1], plan.box_extent[2]};
@@ -109,8 +113,8 @@ void launch_line_update(const JacobiPlan& plan, const JacobiFormula<T>& formula,
     constexpr bool F = decltype(field)::value, N = decltype(norm)::value;
     using Update = LineUpdate<T, KokkosLayout, streaming, F, N, decltype(planes_per_item)::value>;
     const Update update{
-        old_values, new_values,         rhs,           formula, rhs_value, lo, extent,
-        rows,       plan.line_prefetch, plan.line_ends};
+        old_values, new_values,         rhs,           formula, rhs_value, lo, extent, rows,
+        outer,      plan.line_prefetch, plan.line_ends};
     if constexpr (N)
       Kokkos::parallel_reduce("kstencil::jacobi::line_reduce", policy, LineRowSums<Update>{update},
                               sum);
