@@ -14,7 +14,7 @@ namespace {
 // the two fields the next plane reads again fit half of its core's own cache (with the rows'
 // prefetches such blocks beat whole planes from the L3 on 2 and on 16 cores: docs/PERFORMANCE.md).
 // Blocks of equal size; Kokkos' default where the caches are unknown.
-std::array<std::int64_t, 2> host_line_tile(const std::int64_t planes, const std::int64_t rows,
+std::array<std::int64_t, 2> fdtd_line_tile(const std::int64_t planes, const std::int64_t rows,
                                            const std::int64_t length, const MediaMode media,
                                            const int element_bytes, const ExecLimits& limits) {
   if (limits.core_cache_bytes <= 0 || planes < 1 || rows < 1) return {0, 0};
@@ -74,7 +74,7 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
     tile = {config.tile[slow], config.tile[1], 1};
     if (!limits.gpu) {
       const auto fitted =
-          host_line_tile(cells.extent(slow), cells.extent(1), cells.extent(contiguous),
+          fdtd_line_tile(cells.extent(slow), cells.extent(1), cells.extent(contiguous),
                          problem.media.mode, config.element_bytes, limits);
       for (int d = 0; d < 2; ++d)
         if (tile[d] == 0) tile[d] = fitted[d];

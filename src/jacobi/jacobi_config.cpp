@@ -217,15 +217,17 @@ void plan_line(JacobiPlan& plan, const Grid& grid, const Box& box, const ExecLim
   plan.line_ends = box.lo[fast] == update.lo[fast] && box.hi[fast] == update.hi[fast]
                        ? RowEnds::input
                        : RowEnds::none;
-  const int rows = 16;  // one fence per 16 rows, as the Laplacian's
-  const std::array<std::int64_t, 2> tile =
-      host_line_tile(plan.box_extent[2 - fast], plan.box_extent[1], plan.box_extent[fast],
-                     plan.config.element_bytes, limits.concurrency, few_core_host(limits),
-                     limits.core_cache_bytes, rows, plan.line_planes);
-  if (few_core_host(limits) && tile[0] > 0 && tile[1] > 0) {
-    plan.line_rows = rows;
-    plan.line_tile = tile;
-    return;
+  if (few_core_host(limits)) {
+    const int rows = 16;  // one fence per 16 rows, as the Laplacian's
+    const std::array<std::int64_t, 2> tile =
+        host_line_tile(plan.box_extent[2 - fast], plan.box_extent[1], plan.box_extent[fast],
+                       plan.config.element_bytes, limits.concurrency, true, limits.core_cache_bytes,
+                       rows, plan.line_planes);
+    if (tile[0] > 0 && tile[1] > 0) {
+      plan.line_rows = rows;
+      plan.line_tile = tile;
+      return;
+    }
   }
   const std::int64_t row_bytes =
       std::int64_t(std::max(plan.box_extent[fast], 1)) * plan.config.element_bytes;
