@@ -107,7 +107,9 @@ inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
       shift[p] = static_cast<int>(
           (reinterpret_cast<std::uintptr_t>(out + p * ss + first) / sizeof(T)) % per_line);
       from_vector[p] = (per_line - shift[p]) / W;
-      window[p] = Z::window((per_line - shift[p]) % W);
+      // A line of one vector (AVX-512): its window over the pair (previous line, this line) for any
+      // shift, per_line - 0 taking this line whole.
+      window[p] = Z::window(line_vectors == 1 ? per_line - shift[p] : (per_line - shift[p]) % W);
     }
     // The lanes of the first `count` points of a line's vector v.
     const auto lanes_before = [](const int count, const int v) {
@@ -184,22 +186,30 @@ inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
         // KiB page, so the next plane's row loads would share a store's low 12 address bits and
         // wait for it: docs/PERFORMANCE.md, host section), each plane's back to back so that they
         // fill their write-combining buffer at once.
-        for (int p = 0; p < S; ++p) {
-          T* const line = out + p * ss + line_q;
-          if (!Realign || shift[p] == 0) {
-            for (int v = 0; v < line_vectors; ++v) Z::stream(line + v * W, values[v][p]);
-          } else if (line_q == first) {
-            for (int v = 0; v < line_vectors; ++v)
-              Z::store_lanes(line + v * W, values[v][p], lanes_before(per_line - shift[p], v));
-          } else {
-            const auto vector = [&](const int k) {
-              return k < line_vectors ? previous[k][p] : values[k - line_vectors][p];
-            };
-            for (int k = 0; k < line_vectors; ++k)
-              if (k == from_vector[p])
-                for (int v = 0; v < line_vectors; ++v)
-                  Z::stream(line - shift[p] + v * W,
-                            Z::take(window[p], vector(k + v), vector(k + v + 1)));
+        // Past the first line a one-vector line's planes all store through their window, a
+        // branch less a plane (the shift 0 plane's window takes this line).
+        if (Realign && line_vectors == 1 && line_q != first) {
+          for (int p = 0; p < S; ++p)
+            Z::stream(out + p * ss + line_q - shift[p],
+                      Z::take(window[p], previous[0][p], values[0][p]));
+        } else {
+          for (int p = 0; p < S; ++p) {
+            T* const line = out + p * ss + line_q;
+            if (!Realign || shift[p] == 0) {
+              for (int v = 0; v < line_vectors; ++v) Z::stream(line + v * W, values[v][p]);
+            } else if (line_q == first) {
+              for (int v = 0; v < line_vectors; ++v)
+                Z::store_lanes(line + v * W, values[v][p], lanes_before(per_line - shift[p], v));
+            } else {
+              const auto vector = [&](const int k) {
+                return k < line_vectors ? previous[k][p] : values[k - line_vectors][p];
+              };
+              for (int k = 0; k < line_vectors; ++k)
+                if (k == from_vector[p])
+                  for (int v = 0; v < line_vectors; ++v)
+                    Z::stream(line - shift[p] + v * W,
+                              Z::take(window[p], vector(k + v), vector(k + v + 1)));
+            }
           }
         }
         if constexpr (Realign)

@@ -38,7 +38,7 @@ struct Zmm<double> {
   static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
   using Lanes = __mmask8;  // one bit a lane, the first lane lowest
   static void store_lanes(double* p, V v, Lanes lanes) { _mm512_mask_storeu_pd(p, lanes, v); }
-  // Elements shift .. shift + 7 of a followed by b (shift in [0, 8)).
+  // Elements shift .. shift + 7 of a followed by b (shift in [0, 8]: 8 takes b).
   using Window = __m512i;
   static Window window(const int shift) {
     return _mm512_add_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64(shift));
@@ -80,7 +80,7 @@ struct Zmm<float> {
   static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
   using Lanes = __mmask16;  // one bit a lane, the first lane lowest
   static void store_lanes(float* p, V v, Lanes lanes) { _mm512_mask_storeu_ps(p, lanes, v); }
-  // Elements shift .. shift + 15 of a followed by b (shift in [0, 16)).
+  // Elements shift .. shift + 15 of a followed by b (shift in [0, 16]: 16 takes b).
   using Window = __m512i;
   static Window window(const int shift) {
     return _mm512_add_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
