@@ -237,8 +237,9 @@ KOKKOS_FORCEINLINE_FUNCTION double portable_lines(const T* KOKKOS_RESTRICT c,
 // gives a point from its neighbours' pair sums, on values and on vectors; `point` is made for row
 // 0, the offsets it gets run on across the rows), and the points either side of each plane's rows
 // as `ends` says (RowEnds::input only on AVX2 and AVX-512 hosts, which stream them). With Norm it
-// returns the sum of (out - c)^2 over the points: each change in T (one rounding in float, as the
-// GPUs' float sums have), its square and the sum in double (else 0). With streaming stores on AVX2
+// returns the sum of (out - c)^2 over the points: the portable rows each change in T (one rounding
+// in float), its square and the sum in double; the AVX2 and AVX-512 rows the S planes' squares at
+// a vector in T, the rest in double (JacobiPlan::sum_points; else 0). With streaming stores on AVX2
 // and AVX-512 hosts the planes go together (their centre lines loaded once), and rows that are not
 // whole cache lines, with the ends between them, as one span; elsewhere row by row and plane by
 // plane through store_line.

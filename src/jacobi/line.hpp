@@ -2,10 +2,10 @@
 // line (3D grids; the hosts' default): a work item updates the rows of a block of rows (y) in a
 // group of `Planes` consecutive planes of the slowest axis through stencil_lines
 // (arch/streams.hpp): on AVX2 and AVX-512 hosts the planes' rows together, vectorised by hand,
-// their changes (in T) squared and summed in double vectors, the values out through non-temporal
-// whole cache lines; elsewhere row by row, vectorised by the compiler, squares in 32 lanes of
-// double (Kokkos 3.4's host MDRange, which reduce runs, updates point by point). Kokkos' reduction
-// adds the work items' sums.
+// their changes squared and summed over the planes in T, then in double vectors, the values out
+// through non-temporal whole cache lines; elsewhere row by row, vectorised by the compiler, squares
+// in 32 lanes of double (Kokkos 3.4's host MDRange, which reduce runs, updates point by point).
+// Kokkos' reduction adds the work items' sums.
 #include <cstddef>
 #include <stdexcept>
 #include <type_traits>

@@ -37,8 +37,9 @@ inline constexpr int cache_read_ahead_bytes = 512;
 // span, so that only the span's first and last cache lines are partial. Lines run along z with the
 // slowest axis x for LayoutRight fields, along x with z slowest for LayoutLeft. Point::of gets each
 // point's offset from c plus `origin` (the offset of c from the row the point was made for). With
-// Norm it returns the sum of (out - c)^2 over the points (the change in T, its square and the sum
-// in double; else 0).
+// Norm it returns the sum of (out - c)^2 over the points (each vector's S planes squared and summed
+// in T, as the GPUs' float sums are: float's conversions to double cost more than the sums; the
+// rest in double; else 0).
 // The vectors start on plane 0's cache lines; another plane's values, where its lines start
 // elsewhere, are realigned in registers (two vectors' window) before they are streamed, so every
 // plane writes each whole line of its span with non-temporal stores and the few points of its
@@ -164,6 +165,7 @@ inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
           column[0] = Z::load(c - ss + q);
           for (int p = 0; p < S; ++p) column[p + 1] = at[p];
           column[S + 1] = Z::load(c + S * ss + q);
+          V squared_changes;  // Norm: the planes' squared changes at q, summed in T
           for (int p = 0; p < S; ++p) {
             const T* cp = c + p * ss;
             const V after = Z::load(cp + q + W);
@@ -175,12 +177,15 @@ inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
             const V value =
                 point.template of<Z>(at[p], z_lines ? slow_pair : line_pair, y_pair,
                                      z_lines ? line_pair : slow_pair, origin + p * ss + q);
-            if (Norm) Z::add_squared_changes(squares, value, at[p], ends_here);
+            if (Norm)
+              squared_changes = p == 0 ? Z::squared_change(value, at[p])
+                                       : Z::add(squared_changes, Z::squared_change(value, at[p]));
             values[v][p] = ends == RowEnds::zero ? Z::zero_lanes(value, ends_here)
                                                  : Z::lanes_from(value, ends_here, at[p]);
             before[p] = at[p];
             at[p] = after;
           }
+          if (Norm) Z::add_squares(squares, squared_changes, ends_here);
         }
         // The stores after all the line's loads (the fields start at the same offset within a 4
         // KiB page, so the next plane's row loads would share a store's low 12 address bits and

@@ -67,10 +67,14 @@ struct Ymm<double> {
   static V lanes_from(V v, Lanes lanes, V from) {
     return lanes == 0 ? v : _mm256_blendv_pd(v, from, mask(lanes));
   }
-  // squares += (value - from)^2 lane by lane, in double; `skipped` lanes add nothing.
-  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const V change = _mm256_sub_pd(lanes_from(value, skipped, from), from);
-    squares.low = _mm256_add_pd(squares.low, _mm256_mul_pd(change, change));
+  // (value - from)^2 lane by lane.
+  static V squared_change(V value, V from) {
+    const V change = _mm256_sub_pd(value, from);
+    return _mm256_mul_pd(change, change);
+  }
+  // squares += sums lane by lane; `skipped` lanes add nothing.
+  static void add_squares(Squares& squares, V sums, Lanes skipped) {
+    squares.low = _mm256_add_pd(squares.low, zero_lanes(sums, skipped));
   }
   // The elements one before (one after) those of `at`, given the vectors before and after it:
   // the middle two elements across the vectors' 128-bit halves, then one from each side.
@@ -125,14 +129,18 @@ struct Ymm<float> {
   static V lanes_from(V v, Lanes lanes, V from) {
     return lanes == 0 ? v : _mm256_blendv_ps(v, from, mask(lanes));
   }
-  // squares += (value - from)^2 lane by lane: the change in float (one rounding, as the portable
-  // rows), its halves converted, squared and summed in double; `skipped` lanes add nothing.
-  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const V change = _mm256_sub_ps(lanes_from(value, skipped, from), from);
-    const __m256d low = _mm256_cvtps_pd(_mm256_castps256_ps128(change));
-    const __m256d high = _mm256_cvtps_pd(_mm256_extractf128_ps(change, 1));
-    squares.low = _mm256_add_pd(squares.low, _mm256_mul_pd(low, low));
-    squares.high = _mm256_add_pd(squares.high, _mm256_mul_pd(high, high));
+  // (value - from)^2 lane by lane in float (the caller sums a few in float:
+  // JacobiPlan::sum_points).
+  static V squared_change(V value, V from) {
+    const V change = _mm256_sub_ps(value, from);
+    return _mm256_mul_ps(change, change);
+  }
+  // squares += sums lane by lane, their halves converted and summed in double; `skipped` lanes add
+  // nothing.
+  static void add_squares(Squares& squares, V sums, Lanes skipped) {
+    const V kept = zero_lanes(sums, skipped);
+    squares.low = _mm256_add_pd(squares.low, _mm256_cvtps_pd(_mm256_castps256_ps128(kept)));
+    squares.high = _mm256_add_pd(squares.high, _mm256_cvtps_pd(_mm256_extractf128_ps(kept, 1)));
   }
   // The middle four elements across the 128-bit halves, then a byte shift within each half.
   static V shifted_back(V before, V at) {

@@ -48,10 +48,14 @@ struct Zmm<double> {
     return _mm512_maskz_mov_pd(static_cast<Lanes>(~lanes), v);
   }
   static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_pd(v, lanes, from); }
-  // squares += (value - from)^2 lane by lane, in double; `skipped` lanes add nothing.
-  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const V change = _mm512_sub_pd(_mm512_mask_mov_pd(value, skipped, from), from);
-    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(change, change));
+  // (value - from)^2 lane by lane.
+  static V squared_change(V value, V from) {
+    const V change = _mm512_sub_pd(value, from);
+    return _mm512_mul_pd(change, change);
+  }
+  // squares += sums lane by lane; `skipped` lanes add nothing.
+  static void add_squares(Squares& squares, V sums, Lanes skipped) {
+    squares.low = _mm512_add_pd(squares.low, zero_lanes(sums, skipped));
   }
   // The elements one before (one after) those of `at`, given the vectors before and after it. The
   // masked form with every lane selected is the same instruction; g++ 12 warns that the unmasked
@@ -91,19 +95,24 @@ struct Zmm<float> {
     return _mm512_maskz_mov_ps(static_cast<Lanes>(~lanes), v);
   }
   static V lanes_from(V v, Lanes lanes, V from) { return _mm512_mask_mov_ps(v, lanes, from); }
-  // squares += (value - from)^2 lane by lane: the change in float (one rounding, as the portable
-  // rows), its halves converted, squared and summed in double; `skipped` lanes add nothing.
-  static void add_squared_changes(Squares& squares, V value, V from, Lanes skipped) {
-    const __m512d change =
-        _mm512_castps_pd(_mm512_sub_ps(_mm512_mask_mov_ps(value, skipped, from), from));
+  // (value - from)^2 lane by lane in float (the caller sums a few in float:
+  // JacobiPlan::sum_points).
+  static V squared_change(V value, V from) {
+    const V change = _mm512_sub_ps(value, from);
+    return _mm512_mul_ps(change, change);
+  }
+  // squares += sums lane by lane, their halves converted and summed in double; `skipped` lanes add
+  // nothing.
+  static void add_squares(Squares& squares, V sums, Lanes skipped) {
+    const __m512d kept = _mm512_castps_pd(zero_lanes(sums, skipped));
     // Masked forms with every lane kept: g++ 12 warns that the plain intrinsics' internal
     // undefined operands may be used uninitialized.
-    const __m512d low = _mm512_maskz_cvtps_pd(
-        0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0x0f, change, 0)));
-    const __m512d high = _mm512_maskz_cvtps_pd(
-        0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0x0f, change, 1)));
-    squares.low = _mm512_add_pd(squares.low, _mm512_mul_pd(low, low));
-    squares.high = _mm512_add_pd(squares.high, _mm512_mul_pd(high, high));
+    squares.low = _mm512_add_pd(
+        squares.low,
+        _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0x0f, kept, 0))));
+    squares.high = _mm512_add_pd(
+        squares.high,
+        _mm512_maskz_cvtps_pd(0xff, _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(0x0f, kept, 1))));
   }
   static V shifted_back(V before, V at) {
     const __m512i a = _mm512_castps_si512(at);
