@@ -191,29 +191,36 @@ inline double stencil_lines_simd(const T* KOKKOS_RESTRICT c, T* KOKKOS_RESTRICT 
         // KiB page, so the next plane's row loads would share a store's low 12 address bits and
         // wait for it: docs/PERFORMANCE.md, host section), each plane's back to back so that they
         // fill their write-combining buffer at once.
-        // Past the first line a one-vector line's planes all store through their window, a
-        // branch less a plane (the shift 0 plane's window takes this line).
-        if (Realign && line_vectors == 1 && line_q != first) {
+        if (!Realign || line_q == first) {
+          for (int p = 0; p < S; ++p) {
+            T* const line = out + p * ss + line_q;
+            if (!Realign || shift[p] == 0)
+              for (int v = 0; v < line_vectors; ++v) Z::stream(line + v * W, values[v][p]);
+            else
+              for (int v = 0; v < line_vectors; ++v)
+                Z::store_lanes(line + v * W, values[v][p], lanes_before(per_line - shift[p], v));
+          }
+        } else if constexpr (line_vectors == 1) {
+          // AVX-512: every plane through its window, the shift 0 plane's taking this line.
           for (int p = 0; p < S; ++p)
             Z::stream(out + p * ss + line_q - shift[p],
                       Z::take(window[p], previous[0][p], values[0][p]));
         } else {
+          // AVX2: a plane's stored line starts in the previous line's first vector (from_vector
+          // 0) or second (1), or is this line (shift 0).
+          static_assert(line_vectors == 2, "lines of one or two vectors");
           for (int p = 0; p < S; ++p) {
-            T* const line = out + p * ss + line_q;
-            if (!Realign || shift[p] == 0) {
-              for (int v = 0; v < line_vectors; ++v) Z::stream(line + v * W, values[v][p]);
-            } else if (line_q == first) {
-              for (int v = 0; v < line_vectors; ++v)
-                Z::store_lanes(line + v * W, values[v][p], lanes_before(per_line - shift[p], v));
+            T* const to = out + p * ss + line_q - shift[p];
+            const V p0 = previous[0][p], p1 = previous[1][p], v0 = values[0][p], v1 = values[1][p];
+            if (from_vector[p] == 0) {
+              Z::stream(to, Z::take(window[p], p0, p1));
+              Z::stream(to + W, Z::take(window[p], p1, v0));
+            } else if (from_vector[p] == 1) {
+              Z::stream(to, Z::take(window[p], p1, v0));
+              Z::stream(to + W, Z::take(window[p], v0, v1));
             } else {
-              const auto vector = [&](const int k) {
-                return k < line_vectors ? previous[k][p] : values[k - line_vectors][p];
-              };
-              for (int k = 0; k < line_vectors; ++k)
-                if (k == from_vector[p])
-                  for (int v = 0; v < line_vectors; ++v)
-                    Z::stream(line - shift[p] + v * W,
-                              Z::take(window[p], vector(k + v), vector(k + v + 1)));
+              Z::stream(to, v0);
+              Z::stream(to + W, v1);
             }
           }
         }
