@@ -117,8 +117,9 @@ struct JacobiPlan {
   int sum_lanes = 1;
   // The most squared changes one partial sum adds in the fields' precision before the rest of the
   // norm is summed in double: a blocked work item's points, a team thread's packets over its
-  // planes, kokkos-kernels' every point, line's 1 (its changes in T, their squares in double); 0
-  // where each change is taken in double.
+  // planes, kokkos-kernels' every point, line's planes a work item on AVX2 and AVX-512 rows (a
+  // vector's planes squared and summed in T) and 1 elsewhere (its changes in T, their squares in
+  // double); 0 where each change is taken in double.
   std::int64_t sum_points = 0;
   bool gpu = false;                    // made for a GPU's limits
   std::optional<std::string> problem;  // why the plan cannot run on the limits it was made for
