@@ -273,6 +273,20 @@ TEMPLATE_TEST_CASE("every layout, order, tile and launch bound matches the host 
   few.core_cache_bytes = 0;
   CHECK(plan_jacobi(c, cube, few).line_rows == 256);
   CHECK(plan_jacobi(c, cube, few).line_blocks_outer);
+
+  // The kernel line says in which precision the squares are taken and summed.
+  CHECK_THAT(many_plan.describe(), Catch::Matchers::EndsWith(", the squares summed in double"));
+  c.element_bytes = 4;
+  const std::string few_float = plan_jacobi(c, cube, few).describe();
+  const std::string many_float = plan_jacobi(c, cube, many).describe();
+  if (host_simd_lines_compiled()) {
+    CHECK_THAT(few_float, Catch::Matchers::EndsWith(
+                              ", the squares of 4 planes summed in float, then in double"));
+    CHECK_THAT(many_float, Catch::Matchers::EndsWith(", each square in float, summed in double"));
+  } else {
+    CHECK_THAT(few_float, Catch::Matchers::EndsWith(", the squares summed in double"));
+    CHECK_THAT(many_float, Catch::Matchers::EndsWith(", the squares summed in double"));
+  }
 }
 
 TEMPLATE_TEST_CASE(

@@ -38,8 +38,9 @@ enum class NormStrategy {
   blocked,  // the Laplacian's blocked kernel (3D grids): each work item writes the sum over its
             // register blocks; a second kernel adds the work items' sums (src/jacobi/blocked.hpp)
   line      // 3D grids, hosts: a work item a block of rows along the contiguous axis in 1 or 4
-            // planes, vectorised, changes in T squared in double; Kokkos' reduction adds the
-            // work items (src/jacobi/line.hpp)
+            // planes, vectorised, changes in T squared (AVX2/AVX-512: in T, a vector's planes
+            // summed in T, then in double; else in double); Kokkos' reduction adds the work
+            // items (src/jacobi/line.hpp)
 };
 NormStrategy parse_norm_strategy(const std::string& word);
 // jacobi.norm = "auto": the strategy measured fastest on the backend for the grid's dimension

@@ -265,10 +265,11 @@ std::string JacobiPlan::describe() const {
            prefetch_words(line_prefetch) +
            (line_ends == RowEnds::input ? ", whole cache lines (the rows' ends stored unchanged)"
                                         : std::string()) +
-           (sum_points > 1 && config.element_bytes == 4
-                ? ", the squares of " + std::to_string(sum_points) +
-                      " planes summed in float, then in double"
-                : std::string(", the squares summed in double"));
+           (config.element_bytes != 4 || !host_simd_lines_compiled()
+                ? std::string(", the squares summed in double")
+            : sum_points > 1 ? ", the squares of " + std::to_string(sum_points) +
+                                   " planes summed in float, then in double"
+                             : std::string(", each square in float, summed in double"));
   if (!blocked) return mapping.describe();
   return blocked->policy_description() + "; " + blocked->details(gpu) +
          (sum_lanes > 1 ? "; norm sums added over " + std::to_string(sum_lanes) + " lanes a warp"

@@ -62,9 +62,10 @@ Schema poisson_schema(const std::string& solver) {
            "launch_bounds: 0 takes the Laplacian's blocked defaults); line (3D grids, hosts) = a "
            "work item updates a block of rows along the contiguous axis in 1 plane (4 together "
            "on hosts with AVX2 or AVX-512 and fewer than 8 threads), vectorised, and sums its "
-           "changes (in the field's type) squared in double, Kokkos' reduction adds the work "
-           "items (ignores kernel.tile and "
-           "launch_bounds)")
+           "changes (in the field's type) squared: with AVX2 or AVX-512 a vector's squares in "
+           "the field's type, its planes summed in it, the rest in double; elsewhere squared "
+           "and summed in double. Kokkos' reduction adds the work items (ignores kernel.tile "
+           "and launch_bounds)")
            .choices({"auto", "reduce", "reduce-range", "atomic", "kokkos-kernels", "team",
                      "blocked", "line"})},
       {Key("cg", "tolerance", T::real, "1e-4",
