@@ -84,6 +84,14 @@ class Figures(unittest.TestCase):
         self.assertAlmostEqual(s["effective_gbs"],
                                s["bytes_per_iteration"] / s["time_per_iteration_s"] * 1e-9,
                                delta=1e-9 * s["effective_gbs"])
+        # A CG solve that starts converged (no source, zero boundaries) runs no iteration: no
+        # figure, not a 0 (a sweep would rank it).
+        s = summary_of([deck, "run.solver=cg", "grid.nx=9", "grid.ny=9", "grid.nz=9",
+                        "poisson.rhs=0.0", "boundary.x_low=0.0", "cg.print_every=0"], self.dir)
+        self.assertEqual(s["iterations"], 0)
+        for key in ("time_per_iteration_s", "effective_gbs", "copy_gbs", "fom_ratio"):
+            self.assertIsNone(s[key], key)
+        self.assertNotIn("timing", s)
 
     def test_fdtd_probes_equal_the_written_fields(self):
         # Probes off the lattice's half points (no rounding ties), one near a wall (clamped); the

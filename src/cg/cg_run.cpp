@@ -101,11 +101,18 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
 
   const double seconds = global_max(solve.seconds, comm);               // the slowest rank's
   const std::int64_t done = result.iterations - from.start.iterations;  // by this run
-  const double per_iteration_s = done > 0 ? seconds / static_cast<double>(done) : 0;
+  // Nothing to time where this run took no iteration (a solve that starts converged, a restart at
+  // its end, a signal before the first): its figures are null, and no copy is timed.
+  const bool timed = done > 0;
+  const double per_iteration_s = timed ? seconds / static_cast<double>(done) : 0;
   const double bytes = global_sum(solver.bytes_per_iteration(), comm);
-  CopyBandwidth copy = measure_copy_bandwidth(g.owned.size(), sizeof(T), 2, 20);
+  CopyBandwidth copy;
+  if (timed) copy = measure_copy_bandwidth(g.owned.size(), sizeof(T), 2, 20);
   copy.gbs = global_sum(copy.gbs, comm);
-  const double gbs = per_iteration_s > 0 ? bytes / per_iteration_s * 1e-9 : 0;
+  const double gbs = timed ? bytes / per_iteration_s * 1e-9 : 0;
+  const auto figure = [&](double value) {
+    return timed ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+  };
 
   report.fact("layout", to_string(s.layout));
   report_checkpoints(report, restart, checkpoints);
@@ -115,13 +122,14 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
                s.stop.tolerance, s.stop.max_iterations, solve);
   report.fact("true_error", residual.error)
       .fact("relative_residual", residual.relative)
-      .fact("time_per_iteration_s", per_iteration_s)
+      .fact("time_per_iteration_s", figure(per_iteration_s))
       .fact("matrix_nonzeros", global_sum(double(solver.matrix().nnz()), comm))
       .fact("bytes_per_iteration", bytes)
-      .fact("effective_gbs", gbs)
-      .fact("copy_gbs", copy.gbs)
-      .fact("fom_ratio", gbs / copy.gbs)
-      .timing(slowest_rank(summarize(solve.iteration_s), comm), "iteration", gbs)
+      .fact("effective_gbs", figure(gbs))
+      .fact("copy_gbs", figure(copy.gbs))
+      .fact("fom_ratio", figure(timed ? gbs / copy.gbs : 0));
+  if (timed) report.timing(slowest_rank(summarize(solve.iteration_s), comm), "iteration", gbs);
+  report
       .verification(
           check.passed,
           {{"passed", check.passed},
@@ -132,9 +140,10 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
   report
       .line("residual", "recomputed from u: error " + fmt("%.6g", residual.error) +
                             ", ||b - A u|| / ||b|| " + fmt("%.3g", residual.relative))
-      .line("iteration", fmt("%.4g", per_iteration_s * 1e3) + " ms; " + fmt("%.1f", gbs) +
-                             " GB/s (spmv + 2 dot + 3 axpby); copy " + fmt("%.1f", copy.gbs) +
-                             " GB/s")
+      .line("iteration", timed ? fmt("%.4g", per_iteration_s * 1e3) + " ms; " + fmt("%.1f", gbs) +
+                                     " GB/s (spmv + 2 dot + 3 axpby); copy " +
+                                     fmt("%.1f", copy.gbs) + " GB/s"
+                               : std::string("not timed (no iteration run)"))
       .line("verification",
             std::string(check.passed ? "PASS" : "FAIL") +
                 " (assembled operator: spmv against the Jacobi kernel on random fields, " +

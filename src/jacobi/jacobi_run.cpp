@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "core/interrupt.hpp"
 #include "core/kernel_traits.hpp"
 #include "core/memory.hpp"
 #include "core/report.hpp"
@@ -196,27 +199,37 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
 
   // Time per iteration with and without the norm, on a fresh solver, over stretches of
   // iterations as a solve queues them (with the norm: solve()'s loop, each error read while the
-  // next iteration runs), against copies queued back to back.
-  JacobiSolver<T, KokkosLayout> timed(s.problem, s.plan, d, s.overlap_plans);
+  // next iteration runs), against copies queued back to back. Not after a signal: the run ends
+  // with what it has (a signal cuts the timed solves short, so one during them voids them too).
+  const bool time_it = !solve.result.interrupted;
+  std::optional<JacobiSolver<T, KokkosLayout>> timed_solver;
+  if (time_it) timed_solver.emplace(s.problem, s.plan, d, s.overlap_plans);
   const double points = point_count(g);
   const double bytes = 2 * points * sizeof(T);  // read the old iterate, write the new one
   // On host back ends each launch completes before it returns: one iteration a sample is the same.
   constexpr int stretch = StreamMark::asynchronous() ? static_cast<int>(interrupt_check_every) : 1;
   const JacobiStop every_iteration{-1.0, stretch, 1};  // tolerance -1: no early stop
-  const SameRunTiming rounds = time_with_copy_ceiling(g.owned.size(), sizeof(T), 2, s.repeats,
-                                                      {[&] { timed.solve(every_iteration); },
-                                                       [&] {
-                                                         for (int n = 0; n < stretch; ++n)
-                                                           timed.iterate(false);
-                                                       }},
-                                                      stretch);
+  SameRunTiming rounds;
+  if (time_it)
+    rounds = time_with_copy_ceiling(g.owned.size(), sizeof(T), 2, s.repeats,
+                                    {[&] { timed_solver->solve(every_iteration); },
+                                     [&] {
+                                       for (int n = 0; n < stretch; ++n)
+                                         timed_solver->iterate(false);
+                                     }},
+                                    stretch);
+  const bool timed = time_it && !interrupt_agreed(comm);
   // Across ranks: the slowest rank's times against the copy of every rank summed.
-  const TimingStats with_norm = slowest_rank(rounds.launches[0], comm);
-  const TimingStats without_norm = slowest_rank(rounds.launches[1], comm);
+  const TimingStats with_norm = timed ? slowest_rank(rounds.launches[0], comm) : TimingStats{};
+  const TimingStats without_norm = timed ? slowest_rank(rounds.launches[1], comm) : TimingStats{};
   CopyBandwidth copy = rounds.copy;
   copy.gbs = global_sum(copy.gbs, comm);
-  const double gbs = bytes / with_norm.median_s * 1e-9;
-  const double norm_share = 1 - without_norm.median_s / with_norm.median_s;
+  const double gbs = timed ? bytes / with_norm.median_s * 1e-9 : 0;
+  const double norm_share = timed ? 1 - without_norm.median_s / with_norm.median_s : 0;
+  // A figure of summary.json, null where nothing was timed.
+  const auto figure = [&](double value) {
+    return timed ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+  };
   const JacobiKernelConfig& kernel = s.plan.config;
   const std::string norm = to_string(kernel.norm);
   // What runs: blocked's tile and launch bounds are its plan's (the configuration's 0s resolved).
@@ -241,15 +254,16 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                "layout " + to_string(kernel.layout) + ", tile " + format_triple(tile) +
                    ", launch bounds " + launch_bounds,
                s.stop.tolerance, s.stop.max_iterations, solve);
-  report.fact("time_per_iteration_s", with_norm.median_s)
-      .fact("time_per_iteration_without_norm_s", without_norm.median_s)
-      .fact("norm_share", norm_share)
-      .fact("effective_gbs", gbs)
-      .fact("effective_gbs_without_norm", bytes / without_norm.median_s * 1e-9)
-      .fact("copy_gbs", copy.gbs)
-      .fact("copy_bytes_per_rank", copy_bytes(copy))
-      .fact("fom_ratio", gbs / copy.gbs)
-      .timing(with_norm, "iteration", gbs)
+  report.fact("time_per_iteration_s", figure(with_norm.median_s))
+      .fact("time_per_iteration_without_norm_s", figure(without_norm.median_s))
+      .fact("norm_share", figure(norm_share))
+      .fact("effective_gbs", figure(gbs))
+      .fact("effective_gbs_without_norm", figure(timed ? bytes / without_norm.median_s * 1e-9 : 0))
+      .fact("copy_gbs", figure(copy.gbs))
+      .fact("copy_bytes_per_rank", figure(copy_bytes(copy)))
+      .fact("fom_ratio", figure(timed ? gbs / copy.gbs : 0));
+  if (timed) report.timing(with_norm, "iteration", gbs);
+  report
       .verification(verification.passed,
                     {{"passed", verification.passed},
                      {"iterations", 2},
@@ -257,10 +271,12 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                      {"error_max_relative_diff", verification.error_max_relative_diff}})
       .fact("deck", deck_path);
   report.line("kernel", norm + " norm: " + s.plan.describe())
-      .line("iteration", fmt("%.4g", with_norm.median_s * 1e3) + " ms with the " + norm +
-                             " norm, " + fmt("%.4g", without_norm.median_s * 1e3) +
-                             " ms without (norm share " + fmt("%.1f", 100 * norm_share) + "%); " +
-                             fmt("%.1f", gbs) + " GB/s; copy " + fmt("%.1f", copy.gbs) + " GB/s")
+      .line("iteration", timed ? fmt("%.4g", with_norm.median_s * 1e3) + " ms with the " + norm +
+                                     " norm, " + fmt("%.4g", without_norm.median_s * 1e3) +
+                                     " ms without (norm share " + fmt("%.1f", 100 * norm_share) +
+                                     "%); " + fmt("%.1f", gbs) + " GB/s; copy " +
+                                     fmt("%.1f", copy.gbs) + " GB/s"
+                               : std::string("not timed (stopped by a signal)"))
       .line(
           "verification",
           std::string(verification.passed ? "PASS" : "FAIL") +
@@ -278,7 +294,8 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                         &solve.result,
                         {{"layout", to_string(kernel.layout)}, {"norm", norm}}},
                        comm);
-  describe_halo(report, {d, s.mpi.overlap, timed.halo().path(), timed.halo().times});
+  const HaloExchange<T, KokkosLayout>& halo = time_it ? timed_solver->halo() : solver.halo();
+  describe_halo(report, {d, s.mpi.overlap, halo.path(), halo.times});
   const int status = report.finish(folder, deck, comm, context);
   free_decomposition(d);
   return status;

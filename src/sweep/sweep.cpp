@@ -486,8 +486,12 @@ class Sweep {
     r["samples"] = t.value("samples", 0);
     r["spread"] = median > 0 ? (t.value("max_s", 0.0) - t.value("min_s", 0.0)) / median : 0.0;
     r["gbs"] = t.value("gbs", 0.0);
-    r["copy_gbs"] = s.value("copy_gbs", 0.0);
-    r["fom_ratio"] = s["fom_ratio"].is_number() ? s["fom_ratio"].get<double>() : 0.0;
+    // Null where the run timed nothing (a solve that started converged).
+    const auto number = [&](const char* key) {
+      return s.contains(key) && s[key].is_number() ? s[key].get<double>() : 0.0;
+    };
+    r["copy_gbs"] = number("copy_gbs");
+    r["fom_ratio"] = number("fom_ratio");
     if (s.contains("mcells_per_s")) r["mcells_per_s"] = s["mcells_per_s"];
     r["summary"] = s;
   }
