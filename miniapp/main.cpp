@@ -232,7 +232,8 @@ int main(int argc, char* argv[]) {
         std::cout << schema_markdown(keys_solver == "sweep" ? sweep_schema()
                                                             : solvers().at(keys_solver).schema());
     } catch (const CLI::ParseError& e) {
-      status = app.exit(e);
+      // --help and --version end here with 0; a bad command line is bad input (2), as a bad deck.
+      status = app.exit(e) == 0 ? 0 : 2;
     } catch (const DeckError& e) {
       // Found alike on every rank (agreed_setup): said once.
       if (world_rank == 0) std::fprintf(stderr, "kstencil: error: %s\n", e.what());
@@ -252,8 +253,11 @@ int main(int argc, char* argv[]) {
       status = 3;
     }
   }
-  // A run (or sweep) that a signal stopped early, after writing what was due.
-  if (interrupt_signal() != 0 && status == 0) status = interrupted_status;
+  // A run (or sweep) that a signal stopped early, after writing what was due: every rank's status
+  // says so, not only that of the rank the signal reached (every rank gets here: the others abort).
+  int stopped = interrupt_signal() != 0;
+  MPI_Allreduce(MPI_IN_PLACE, &stopped, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (stopped != 0 && status == 0) status = interrupted_status;
   // A run that failed before writing anything leaves no folder behind.
   if (status != 0 && world_rank == 0) remove_empty_output_folders();
   Kokkos::finalize();

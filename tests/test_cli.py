@@ -99,6 +99,14 @@ class Commands(unittest.TestCase):
         for word in ("run", "info", "keys", "--kokkos"):
             self.assertIn(word, r.stdout)
 
+    def test_bad_command_line_is_bad_input(self):
+        # Exit 2, as a bad deck: no subcommand, an unknown option, an extra argument, a bad choice.
+        for args in ([], ["run", "deck.toml", "--bogus"], ["info", "extra"], ["keys", "bogus"]):
+            with self.subTest(args=args):
+                r = run(args)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertTrue(r.stderr.strip(), r.stdout)
+
     def test_info_reports_space_and_copy_bandwidth(self):
         version = run(["--version"]).stdout
         major, minor = map(int, version.split("(Kokkos ")[1].split(".")[:2])

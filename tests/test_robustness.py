@@ -173,6 +173,41 @@ class Robustness(unittest.TestCase):
                 self.assertFalse([n for n in os.listdir(folder) if ".tmp" in n])
                 self.assertEqual(out.count("stopped       by a signal"), 1)
 
+    def test_signal_to_one_rank(self):
+        # A signal to one rank (not a batch system's to all) stops every rank at the same step,
+        # and every rank exits 4.
+        root = os.path.join(self.dir, "one")
+        status = os.path.join(self.dir, "status")
+        os.makedirs(status)
+        wrapper = ['sh', '-c', f'"$0" "$@"; echo $? > {status}/$OMPI_COMM_WORLD_RANK', KSTENCIL]
+        p = subprocess.Popen([shutil.which("mpiexec"), "--oversubscribe", "-np", "2"] + wrapper +
+                             ["run", deck("fdtd_cavity.toml"), "time.steps=1000000",
+                              "output.every=500000", f"output.root={root}"],
+                             env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        folder = os.path.join(root, "fdtd_cavity")
+        deadline = time.time() + 120
+        while (not os.path.exists(os.path.join(folder, "fdtd_cavity_000000.h5"))
+               and time.time() < deadline and p.poll() is None):
+            time.sleep(0.05)
+        time.sleep(0.5)
+        shells = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
+                                text=True).stdout.split()
+        self.assertEqual(len(shells), 2)
+        ranks = subprocess.run(["pgrep", "-P", shells[-1]], capture_output=True,
+                               text=True).stdout.split()
+        self.assertEqual(len(ranks), 1)
+        os.kill(int(ranks[0]), signal.SIGTERM)
+        out, err = p.communicate(timeout=120)
+        statuses = []
+        for name in os.listdir(status):
+            with open(os.path.join(status, name)) as f:
+                statuses.append(f.read().strip())
+        statuses.sort()
+        self.assertEqual(statuses, ["4", "4"], out + err)
+        with open(os.path.join(folder, "summary.json")) as f:
+            step = json.load(f)["interrupted_at_step"]
+        self.assertTrue(os.path.isfile(os.path.join(folder, f"checkpoint_{step:09d}.h5")))
+
     def test_signal_jacobi_and_sweep(self):
         root = os.path.join(self.dir, "jacobi")
         p = self.start(["run", deck("poisson_3d.toml"), "grid.nx=97", "grid.ny=97", "grid.nz=97",
@@ -191,6 +226,11 @@ class Robustness(unittest.TestCase):
             summary = json.load(f)
         self.assertTrue(summary["interrupted"])
         self.assertFalse(summary["converged"])
+        # No timed rounds after a stop (the signal would cut them short): no figures.
+        self.assertIsNone(summary["time_per_iteration_s"])
+        self.assertIsNone(summary["fom_ratio"])
+        self.assertNotIn("timing", summary)
+        self.assertIn("not timed (stopped by a signal)", out)
         self.assertTrue(os.path.isfile(os.path.join(folder, "history.csv")))
         stopped = summary["iterations"]
         self.assertEqual(os.path.basename(summary["checkpoint"]), f"checkpoint_{stopped:09d}.h5")
