@@ -231,6 +231,11 @@ class Restart(unittest.TestCase):
              "a checkpoint of the jacobi solver"),
             ([deck("laplacian.toml"), f"output.root={other}"], checkpoint,
              "has no checkpoints"),
+            # The run folder is the checkpoint's: its XDMF lists the steps before it.
+            (base + ["run.name=renamed"], checkpoint,
+             '[run] name = "renamed": a restart continues the run folder of its checkpoint'),
+            (base[:-1] + [f"output.root={other}"], checkpoint,
+             f'[output] root = "{other}": a restart continues the run folder of its checkpoint'),
             (base, os.path.join(folder, "missing.h5"), "no such checkpoint file"),
             (base, os.path.join(folder, "deck.toml"), "not a kstencil checkpoint"),
             (base, os.path.join(folder, "poisson_3d_000020.h5"), "not a kstencil checkpoint"),

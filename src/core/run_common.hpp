@@ -153,8 +153,9 @@ struct RunFolder {
   std::string name;
   std::filesystem::path dir;  // empty when not enabled
 };
-// A restart from a checkpoint in that folder continues the folder as it is (output.overwrite
-// aside), without the files of steps after the checkpoint's.
+// A restart continues the run folder its checkpoint is in, as it is (output.overwrite aside),
+// without the files of steps after the checkpoint's; a deck naming another folder is refused (the
+// folder's XDMF lists the step files before the checkpoint's).
 inline RunFolder open_run_folder(const Deck& deck, const std::string& deck_path, MPI_Comm comm,
                                  const Checkpoint* restart = nullptr) {
   RunFolder folder;
@@ -163,8 +164,17 @@ inline RunFolder open_run_folder(const Deck& deck, const std::string& deck_path,
   if (!folder.enabled) return folder;
   const std::filesystem::path root = deck.string("output", "root");
   std::error_code ec;
-  if (restart && std::filesystem::equivalent(std::filesystem::path(restart->path()).parent_path(),
-                                             root / folder.name, ec)) {
+  if (restart) {
+    const std::filesystem::path from =
+        std::filesystem::absolute(restart->path(), ec).lexically_normal().parent_path();
+    if (!std::filesystem::equivalent(from, root / folder.name, ec)) {
+      const bool other_name = from.filename().string() != folder.name;
+      throw deck.error(other_name ? "run" : "output", other_name ? "name" : "root",
+                       "a restart continues the run folder of its checkpoint, " + from.string(),
+                       other_name ? "\"" + from.filename().string() + "\" (and output.root = \"" +
+                                        from.parent_path().string() + "\")"
+                                  : "\"" + from.parent_path().string() + "\"");
+    }
     bool resumed = false;
     const std::string marker = std::filesystem::path(restart->path()).filename().string();
     folder.dir = prepare_output_folder(root, folder.name, false, marker, &resumed, comm);
