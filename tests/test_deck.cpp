@@ -592,6 +592,11 @@ TEST_CASE("deck error: override values get the type and range checks", "[deck]")
   CHECK_THROWS_WITH(parse("", {"b.parts=-2"}),
                     ContainsSubstring("[b] parts = -2: out of range; allowed: \"auto\" or "
                                       "integer >= 1"));
+  // Text that opens as a TOML array or string but does not parse is a syntax error, not a string.
+  CHECK_THROWS_WITH(parse("", {"b.tile=[1, 2"}),
+                    ContainsSubstring("command-line override 'b.tile=[1, 2': not a TOML value"));
+  CHECK_THROWS_WITH(parse("", {"a.label=\"abc"}),
+                    ContainsSubstring("command-line override 'a.label=\"abc': not a TOML value"));
 }
 
 TEST_CASE("deck: error() reports a solver's semantic check with the resolved value", "[deck]") {

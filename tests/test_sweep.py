@@ -219,6 +219,14 @@ axis_max = [16, 4, 4]
         got = final(folder)
         self.assertGreaterEqual(len(got), 2)
         self.assertLessEqual(len(got), 11)
+        # From Kokkos' default [0, 0, 0] (the deck's tile) the search tries the tiles of the
+        # fewest work items: [1, 1, 1] (whether it moves on depends on the timings).
+        r = run(["sweep", deck, "--overwrite", "--tiles", "1:4", "sweep.strategy=local",
+                 "sweep.confirm=0"], self.dir)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        tiles = [rec["params"]["kernel.tile"] for rec in final(folder).values()]
+        self.assertIn([0, 0, 0], tiles)
+        self.assertIn([1, 1, 1], tiles)
         # The budget stops launches: 2 configurations besides the default.
         r = run(["sweep", deck, "--overwrite", "--vary", "kernel.tile=[1,1,1],[2,1,1],[4,1,1]",
                  "sweep.budget=2", "sweep.confirm=0"], self.dir)
@@ -289,7 +297,10 @@ axis_max = [16, 4, 4]
         deck = self.deck(SMALL)
         cases = [
             (["--vary", "kernel.tiles=[1,1,1]"], "unknown deck key kernel.tiles"),
-            (["--vary", "kernel.layout=up,down"], "kernel.layout"),
+            (["--vary", "kernel.layout=up,down"],
+             "--vary 'kernel.layout=up,down': value \"up\": [kernel] layout = \"up\": not one of"),
+            (["--vary", "kernel.tile=[32,4,1],[64,2,1"], "[64,2,1: not a TOML value"),
+            (["grid.nx=[1,2"], "'grid.nx=[1,2': not a TOML value"),
             (["sweep.restrict=x * layout < 4"], "restrict"),
             (["sweep.strategy=exhaustive"], '"product", "random", "local"'),
             (["--tiles", "64:8"], "MIN <= MAX"),
@@ -306,6 +317,21 @@ axis_max = [16, 4, 4]
         r = run(["sweep", bad], self.dir)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("[sweep.vary] kernel.layout: a non-empty list of values", r.stderr)
+        # A [sweep] key's error names its line of the deck.
+        text = SMALL.replace("confirm = 1", "confirm = 1\nsamples = 0")
+        bad = self.deck(text, "bad.toml")
+        r = run(["sweep", bad], self.dir)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        line = text.split("\n").index("samples = 0") + 1
+        self.assertIn(f"bad.toml:{line}: [sweep] samples = 0", r.stderr)
+        # A value of the deck's [sweep.vary] is named where it is, not as a command-line override.
+        bad = self.deck(SMALL.replace('kernel.layout = ["right", "left"]',
+                                      'kernel.layout = ["right", "up"]'), "bad.toml")
+        r = run(["sweep", bad], self.dir)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("bad.toml: [sweep.vary] kernel.layout: value \"up\": [kernel] layout",
+                      r.stderr)
+        self.assertNotIn("command-line", r.stderr)
         # A folder that is not a sweep's is not touched.
         os.makedirs(os.path.join(self.dir, "out", "small"))
         with open(os.path.join(self.dir, "out", "small", "notes.txt"), "w") as f:

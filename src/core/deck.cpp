@@ -692,17 +692,25 @@ toml::table parse_toml(const std::string& text, const std::string& source_name) 
 // An override's value (as "v" in the table returned): a TOML value if it parses as one, else the
 // text as a string. A string key takes the text as written when it is not a TOML string
 // (run.name=2024).
-toml::table override_value(const std::string& text, KeyType type) {
+toml::table override_value(const std::string& text, KeyType type, const Origin& origin) {
+  bool parsed = false;
   try {
     // Such text is no TOML value either (and toml++ must not see it, above).
     std::size_t line = 0, column = 0;
     if (toml_hazard("v = " + text, line, column).empty()) {
       toml::table t = toml::parse("v = " + text);
+      parsed = true;
       if (t.size() == 1 && t.contains("v") && (type != KeyType::string || t["v"].is_string()))
         return t;
     }
   } catch (const toml::parse_error&) {
   }
+  // A bare word is a string; text that opens as a TOML array, table or string is a value gone
+  // wrong (e.g. a missing bracket), not a string.
+  if (!parsed && !text.empty() && std::string("[{\"'").find(text[0]) != std::string::npos)
+    fail(origin,
+         "not a TOML value (unclosed bracket or quote?); e.g. kernel.tile=[32,4,1], "
+         "run.name=\"a b\"");
   toml::table t;
   t.insert("v", text);
   return t;
@@ -892,7 +900,7 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
       fail(origin,
            "unknown key [" + section + "] " + shown(key) + "; " + allowed_keys(schema, section));
     parsed_overrides.push_back(
-        {origin, spec, override_value(trim(text.substr(equals + 1)), spec->type)});
+        {origin, spec, override_value(trim(text.substr(equals + 1)), spec->type, origin)});
   }
   auto overridden = [&](const KeySpec* spec) {
     return std::any_of(parsed_overrides.begin(), parsed_overrides.end(),
@@ -1087,7 +1095,9 @@ std::string peek_deck_string(const std::string& path, const std::vector<std::str
       continue;
     value = trim(o.substr(equals + 1));
     // A TOML string literal, as Deck::load reads it: run.solver="cg" means cg.
-    if (const auto t = override_value(value, KeyType::string); t.contains("v"))
+    if (const auto t = override_value(value, KeyType::string,
+                                      Origin{"command-line override '" + shown(o) + "'"});
+        t.contains("v"))
       if (const auto word = t["v"].value<std::string>()) value = *word;
   }
   return value;

@@ -73,6 +73,7 @@ const KeySpec* find_key(const Schema& schema, const std::string& name) {
 SweepDimension make_dimension(const std::string& name, const toml::node& node,
                               const std::string& origin, const Schema& schema) {
   SweepDimension dim;
+  dim.origin = origin;
   for (const auto& key : split_top_level(name)) dim.keys.push_back(key);
   for (const auto& key : dim.keys) {
     if (key.rfind("sweep.", 0) == 0 || key.rfind("output.", 0) == 0 || key == "run.solver" ||
@@ -130,6 +131,12 @@ SweepDimension vary_dimension(const std::string& text, const Schema& schema) {
       const toml::table t = toml::parse("v = " + part);
       values.push_back(*t.get("v"));
     } catch (const toml::parse_error&) {
+      // A bare word is a string; text that opens as an array, table or string is a value gone
+      // wrong (e.g. a missing bracket).
+      if (!part.empty() && std::string("[{\"'").find(trim(part)[0]) != std::string::npos)
+        throw DeckError(origin + ": " + trim(part) +
+                        ": not a TOML value (unclosed bracket or quote?); e.g. "
+                        "kernel.tile=[32,4,1],[64,2,1]");
       values.push_back(part);
     }
   }
@@ -142,6 +149,7 @@ SweepDimension tile_dimension(std::int64_t min, std::int64_t max,
                               const std::array<std::int64_t, 3>& axis_max, bool kokkos_default) {
   SweepDimension dim;
   dim.keys = {"kernel.tile"};
+  dim.origin = "kernel.tile from --tiles or [sweep.tiles]";
   const auto add = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
     dim.values.push_back(
         {"[" + std::to_string(x) + ", " + std::to_string(y) + ", " + std::to_string(z) + "]"});
@@ -226,14 +234,27 @@ void flatten(const toml::table& table, const std::string& prefix,
   }
 }
 
+// The [sweep] table's scalars as TOML text for Deck::parse, each on its line of the deck file (as
+// a dotted key), so that messages name the line it is on.
 std::string read_spec_scalars(const toml::table* sweep) {
-  toml::table scalars;
+  std::vector<std::pair<std::size_t, std::string>> lines;
   if (sweep)
     for (const auto& [key, node] : *sweep)
-      if (!node.is_table()) scalars.insert(key, node);
-  std::ostringstream text;
-  text << toml::table{{"sweep", scalars}};
-  return text.str();
+      if (!node.is_table()) {
+        std::ostringstream one;
+        one << toml::table{{key, node}};
+        lines.emplace_back(node.source().begin.line, "sweep." + one.str());
+      }
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::string text;
+  std::size_t line = 1;
+  for (const auto& [at, entry] : lines) {
+    for (; line < at; ++line) text += '\n';
+    text += entry + '\n';
+    line += 1 + static_cast<std::size_t>(std::count(entry.begin(), entry.end(), '\n'));
+  }
+  return text;
 }
 
 // The variables a restriction may use: name -> (dimension, key, element; -1 = the value itself).
@@ -285,6 +306,13 @@ bool is_tile_dimension(const SweepDimension& dim) {
   for (const auto& v : dim.json)
     if (!v[0].is_array() || v[0].size() != 3 || !v[0][0].is_number_integer()) return false;
   return true;
+}
+
+// A tile's work items (0 for Kokkos' default [0, 0, 0]).
+std::int64_t work_items(const nlohmann::ordered_json& tile) {
+  std::int64_t n = 1;
+  for (int e = 0; e < 3; ++e) n *= tile[e].get<std::int64_t>();
+  return n;
 }
 
 // Tiles one axis apart: equal but for one axis, doubled or halved there.
@@ -449,7 +477,12 @@ SweepSpec load_sweep_spec(const std::string& deck_path, const std::vector<std::s
         std::string value;
         for (const auto& literal : dim.values[v]) value += (value.empty() ? "" : ", ") + literal;
         if (dim.keys.size() > 1) value = "[" + value + "]";
-        throw DeckError("sweep value " + dim.name() + " = " + value + ": " + e.what());
+        // The value's own origin (the deck's [sweep.vary] or --vary), not that of the override
+        // it was checked as.
+        std::string why = e.what();
+        if (const std::string label = "command-line override '"; why.rfind(label, 0) == 0)
+          if (const auto end = why.find("': "); end != std::string::npos) why = why.substr(end + 3);
+        throw DeckError(dim.origin + ": value " + value + ": " + why);
       }
     }
   }
@@ -540,10 +573,19 @@ std::vector<SweepPoint> neighbours(const SweepSpec& spec, const SweepPoint& poin
   std::vector<SweepPoint> out;
   for (std::size_t d = 0; d < spec.dims.size(); ++d) {
     const SweepDimension& dim = spec.dims[d];
+    const bool tiles = is_tile_dimension(dim);
+    // Kokkos' default tile [0, 0, 0] has no tile one step away: from it, those of the fewest work
+    // items listed (the search then doubles them while one is faster).
+    std::int64_t fewest = 0;
+    if (tiles && work_items(dim.json[point[d]][0]) == 0)
+      for (const auto& value : dim.json) {
+        const std::int64_t n = work_items(value[0]);
+        if (n > 0 && (fewest == 0 || n < fewest)) fewest = n;
+      }
     for (std::size_t v = 0; v < dim.values.size(); ++v) {
-      const bool adjacent = is_tile_dimension(dim)
-                                ? tiles_adjacent(dim.json[v][0], dim.json[point[d]][0])
-                                : v + 1 == point[d] || v == point[d] + 1;
+      const bool adjacent = !tiles       ? v + 1 == point[d] || v == point[d] + 1
+                            : fewest > 0 ? work_items(dim.json[v][0]) == fewest
+                                         : tiles_adjacent(dim.json[v][0], dim.json[point[d]][0]);
       if (!adjacent) continue;
       SweepPoint next = point;
       next[d] = v;

@@ -22,6 +22,7 @@ struct SweepDimension {
   std::vector<std::string> keys;
   std::vector<std::vector<std::string>> values;
   std::vector<nlohmann::ordered_json> json;  // the same values as JSON (one per value)
+  std::string origin;  // for messages: "deck.toml: [sweep.vary] kernel.tile" or "--vary '...'"
   std::string name() const;
   // "kernel.tile=[32, 4, 1]" (one per key) for value v.
   std::vector<std::string> overrides(std::size_t v) const;
