@@ -591,8 +591,10 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                    false});
   }
   if (folder.enabled)
-    report.line("output", folder.dir.string() + "/" +
-                              (write_fields ? " (" + folder.name + ".xdmf)" : std::string()));
+    report.line("output",
+                folder.dir.string() + "/" +
+                    (series && !series->steps_written().empty() ? " (" + folder.name + ".xdmf)"
+                                                                : std::string()));
   describe_halo(report, {d, s.mpi.overlap, solver.halo_path(), solver.halo_times()});
   report.phases(clock);
   const int status = report.finish(folder, deck, comm, context);
