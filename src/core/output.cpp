@@ -496,8 +496,8 @@ fs::path prepare_output_folder(const fs::path& root, const std::string& name, bo
             kept = 1;
           } else if (!overwrite) {
             error = "output folder " + shown +
-                    " already exists and is not empty; set output.overwrite = true (or choose "
-                    "another run.name) to replace it";
+                    " already exists and is not empty; set output.overwrite = true (kstencil "
+                    "run --overwrite) to replace it, or choose another run.name";
           } else if (!marked) {
             error = "output folder " + shown + " is not empty and does not look like a kstencil " +
                     kind + " folder (no " + marker +

@@ -26,9 +26,14 @@ ycols = sys.argv[8:]
 with open(path) as f:
     rows = list(csv.DictReader(f))
 fig, ax = plt.subplots(figsize=(7, 4))
+# A log axis shows no zeros (an error that reached 0): it plots the positive values, if any.
+log = log_y == "1" and any(float(r[y]) > 0 for r in rows for y in ycols)
 for y in ycols:
-    ax.plot([float(r[xcol]) for r in rows], [float(r[y]) for r in rows], label=y)
-if log_y == "1":
+    points = [(float(r[xcol]), float(r[y])) for r in rows]
+    if log:
+        points = [p for p in points if p[1] > 0]
+    ax.plot([p[0] for p in points], [p[1] for p in points], label=y)
+if log:
     ax.set_yscale("log")
 ax.set_xlabel(xlabel)
 ax.set_ylabel(ylabel)

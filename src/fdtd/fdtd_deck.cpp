@@ -83,7 +83,9 @@ const Schema& fdtd_schema() {
        Key("source", "delay", T::real, "20.0", "t0").min(0),
        Key("source", "width", T::real, "8.0", "w (gaussian-sine)").min_exclusive(0)},
       {Key("diagnostics", "every", T::integer, "10",
-           "steps between energy and probe records (energy.csv, probes.csv); 0 = none")
+           "steps between energy and probe records (energy.csv, probes.csv), at steps 0, every, "
+           "2 every, ... before the last (the energy at step n takes H at n + 1/2, from the step "
+           "after it); 0 = none")
            .min(0),
        Key("diagnostics", "probes", T::real3_list, "[]",
            "probe positions [[x, y, z], ...]: every component at its nearest lattice point"),

@@ -24,7 +24,9 @@ void report_solve(RunReport& report, const Grid& g, const std::string& precision
   report
       .line("grid", std::to_string(g.points[0]) + " x " + std::to_string(g.points[1]) + " x " +
                         std::to_string(g.points[2]) + ", " + precision + ", " + grid_details)
-      .line("solve", std::to_string(r.iterations) + " iterations, error " + fmt("%.6g", r.error) +
+      .line("solve", std::to_string(r.iterations) +
+                         (r.iterations == 1 ? " iteration" : " iterations") + ", error " +
+                         fmt("%.6g", r.error) +
                          (r.converged ? " (converged)" : " (not converged)") + ", " +
                          fmt("%.4g", solve.seconds) + " s");
 }
