@@ -237,6 +237,7 @@ class Restart(unittest.TestCase):
             (base[:-1] + [f"output.root={other}"], checkpoint,
              f'[output] root = "{other}": a restart continues the run folder of its checkpoint'),
             (base, os.path.join(folder, "missing.h5"), "no such checkpoint file"),
+            (base, folder, "a folder, not a checkpoint file"),
             (base, os.path.join(folder, "deck.toml"), "not a kstencil checkpoint"),
             (base, os.path.join(folder, "poisson_3d_000020.h5"), "not a kstencil checkpoint"),
         ]

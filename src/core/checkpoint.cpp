@@ -176,8 +176,9 @@ Checkpoint Checkpoint::open(const std::string& path, const std::string& solver, 
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
       throw DeckError(path +
-                      ": no such checkpoint file (--restart); allowed: a checkpoint_<step>.h5 "
-                      "file in a run folder");
+                      (fs::is_directory(path, ec) ? ": a folder, not a checkpoint file"
+                                                  : ": no such checkpoint file") +
+                      " (--restart); allowed: a checkpoint_<step>.h5 file in a run folder");
     H5E_auto2_t func = nullptr;
     void* data = nullptr;
     H5Eget_auto2(H5E_DEFAULT, &func, &data);
