@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -151,6 +152,11 @@ int main(int argc, char* argv[]) {
   MPI_Comm_size(MPI_COMM_WORLD, &world_ranks);
   std::string device_flag;
   std::vector<char*> kokkos_args = with_device_of_local_rank(argc, argv, device_flag);
+  // --help is kstencil's (its help names Kokkos' flags): Kokkos would print its own first.
+  const auto help = std::find_if(kokkos_args.begin(), kokkos_args.end(),
+                                 [](const char* a) { return std::string(a) == "--help"; });
+  const bool asked_help = help != kokkos_args.end();
+  if (asked_help) kokkos_args.erase(help);
   int kokkos_argc = static_cast<int>(kokkos_args.size());
   kokkos_args.push_back(nullptr);
   // Removes the --kokkos-* flags it knows from the arguments.
@@ -169,6 +175,8 @@ int main(int argc, char* argv[]) {
       }
       args.push_back(argv[a]);
     }
+    static char help_flag[] = "--help";
+    if (asked_help) args.push_back(help_flag);
     CLI::App app{"kstencil: Kokkos stencil mini-app (Laplacian, FDTD, Jacobi, CG)", "kstencil"};
     app.set_version_flag("--version", std::string("kstencil ") + program_version + " (Kokkos " +
                                           kokkos_version_string() + ")");

@@ -98,6 +98,9 @@ class Commands(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         for word in ("run", "info", "keys", "--kokkos"):
             self.assertIn(word, r.stdout)
+        # kstencil's help alone (Kokkos' own: --kokkos-help).
+        self.assertNotIn("Kokkos command line arguments", r.stdout + r.stderr)
+        self.assertTrue(r.stdout.startswith("kstencil"), r.stdout[:200])
 
     def test_bad_command_line_is_bad_input(self):
         # Exit 2, as a bad deck: no subcommand, an unknown option, an extra argument, a bad choice.
