@@ -249,6 +249,13 @@ class Restart(unittest.TestCase):
                 self.assertEqual(r.stderr.count("error"), 1, r.stderr)
                 self.assertEqual(sorted(os.listdir(folder)), before)
                 self.assertFalse(os.path.exists(other))
+        # A link to the checkpoint, elsewhere, continues the folder the checkpoint is in.
+        link = os.path.join(self.dir, "latest.h5")
+        os.symlink(checkpoint, link)
+        r = launch(1, ["run"] + base + ["jacobi.max_iterations=30", "--restart", link])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(folder, "summary.json")) as f:
+            self.assertGreater(json.load(f)["iterations"], 20)
         # An FDTD end before the checkpoint's step.
         fdtd_root = os.path.join(self.dir, "fdtd")
         fdtd = [deck("fdtd_cavity.toml"), "time.steps=20", "checkpoint.every=20",

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <utility>
 
+#include "core/parsed_toml.hpp"
 #include "core/toml_literal.hpp"
 
 namespace kstencil {
@@ -694,10 +695,11 @@ toml::table parse_toml(const std::string& text, const std::string& source_name) 
 // (run.name=2024).
 toml::table override_value(const std::string& text, KeyType type, const Origin& origin) {
   bool parsed = false;
+  std::size_t line = 0, column = 0;
+  const std::string hazard = toml_hazard("v = " + text, line, column);
   try {
     // Such text is no TOML value either (and toml++ must not see it, above).
-    std::size_t line = 0, column = 0;
-    if (toml_hazard("v = " + text, line, column).empty()) {
+    if (hazard.empty()) {
       toml::table t = toml::parse("v = " + text);
       parsed = true;
       if (t.size() == 1 && t.contains("v") && (type != KeyType::string || t["v"].is_string()))
@@ -708,9 +710,9 @@ toml::table override_value(const std::string& text, KeyType type, const Origin& 
   // A bare word is a string; text that opens as a TOML array, table or string is a value gone
   // wrong (e.g. a missing bracket), not a string.
   if (!parsed && !text.empty() && std::string("[{\"'").find(text[0]) != std::string::npos)
-    fail(origin,
-         "not a TOML value (unclosed bracket or quote?); e.g. kernel.tile=[32,4,1], "
-         "run.name=\"a b\"");
+    fail(origin, "not a TOML value (" +
+                     (hazard.empty() ? std::string("unclosed bracket or quote?") : hazard) +
+                     "); e.g. kernel.tile=[32,4,1], run.name=\"a b\"");
   toml::table t;
   t.insert("v", text);
   return t;
@@ -862,7 +864,14 @@ Deck Deck::load(const std::string& path, const std::vector<std::string>& overrid
 
 Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
                  const std::vector<std::string>& overrides, const Schema& schema) {
+  const toml::table file = parse_toml(toml_text, source_name);
+  return parse(ParsedToml{file}, source_name, overrides, schema);
+}
+
+Deck Deck::parse(const ParsedToml& parsed, const std::string& source_name,
+                 const std::vector<std::string>& overrides, const Schema& schema) {
   check_schema(schema);
+  const toml::table& file = parsed.table;
   Deck deck;
   deck.values_ = std::make_shared<Values>();
   deck.source_ = source_name;
@@ -877,7 +886,6 @@ Deck Deck::parse(const std::string& toml_text, const std::string& source_name,
 
   // The TOML text, then the overrides' names, so that a value given on the command line replaces
   // the file's without that being checked.
-  const toml::table file = parse_toml(toml_text, source_name);
   struct Override {
     Origin origin;
     const KeySpec* spec;

@@ -63,6 +63,8 @@ struct KeySpec {
 
 using Schema = std::vector<KeySpec>;
 
+struct ParsedToml;
+
 class Deck {
  public:
   // Reads `path`, applies overrides of the form section.key=value (value parsed as a TOML value;
@@ -71,6 +73,9 @@ class Deck {
                    const Schema& schema);
   // The same from TOML text (`source_name` stands for the file in messages).
   static Deck parse(const std::string& toml_text, const std::string& source_name,
+                    const std::vector<std::string>& overrides, const Schema& schema);
+  // The same from parsed TOML (core/parsed_toml.hpp): its nodes' lines are named in messages.
+  static Deck parse(const ParsedToml& file, const std::string& source_name,
                     const std::vector<std::string>& overrides, const Schema& schema);
 
   std::int64_t integer(const std::string& section, const std::string& key) const;

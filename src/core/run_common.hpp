@@ -165,18 +165,24 @@ inline RunFolder open_run_folder(const Deck& deck, const std::string& deck_path,
   const std::filesystem::path root = deck.string("output", "root");
   std::error_code ec;
   if (restart) {
-    const std::filesystem::path from =
-        std::filesystem::absolute(restart->path(), ec).lexically_normal().parent_path();
+    // The folder the checkpoint file is in, links resolved; decided alike on every rank.
+    std::filesystem::path file = std::filesystem::canonical(restart->path(), ec);
+    if (ec) file = std::filesystem::absolute(restart->path(), ec).lexically_normal();
+    const std::filesystem::path from = file.parent_path();
+    std::string error;
     if (!std::filesystem::equivalent(from, root / folder.name, ec)) {
       const bool other_name = from.filename().string() != folder.name;
-      throw deck.error(other_name ? "run" : "output", other_name ? "name" : "root",
-                       "a restart continues the run folder of its checkpoint, " + from.string(),
-                       other_name ? "\"" + from.filename().string() + "\" (and output.root = \"" +
-                                        from.parent_path().string() + "\")"
-                                  : "\"" + from.parent_path().string() + "\"");
+      error = deck.error(other_name ? "run" : "output", other_name ? "name" : "root",
+                         "a restart continues the run folder of its checkpoint, " + from.string(),
+                         other_name ? "\"" + from.filename().string() + "\" (and output.root = \"" +
+                                          from.parent_path().string() + "\")"
+                                    : "\"" + from.parent_path().string() + "\"")
+                  .what();
     }
+    if (const std::string agreed = agreed_error(error, comm); !agreed.empty())
+      throw DeckError(agreed);
     bool resumed = false;
-    const std::string marker = std::filesystem::path(restart->path()).filename().string();
+    const std::string marker = file.filename().string();
     folder.dir = prepare_output_folder(root, folder.name, false, marker, &resumed, comm);
     forget_after(folder.dir, folder.name, restart->step(), comm);
     return folder;

@@ -201,7 +201,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
   // iterations as a solve queues them (with the norm: solve()'s loop, each error read while the
   // next iteration runs), against copies queued back to back. Not after a signal: the run ends
   // with what it has (a signal cuts the timed solves short, so one during them voids them too).
-  const bool time_it = !solve.result.interrupted;
+  const bool time_it = !solve.result.interrupted && !interrupt_agreed(comm);
   std::optional<JacobiSolver<T, KokkosLayout>> timed_solver;
   if (time_it) timed_solver.emplace(s.problem, s.plan, d, s.overlap_plans);
   const double points = point_count(g);

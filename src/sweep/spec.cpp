@@ -4,12 +4,13 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 
 #include "core/deck_keys.hpp"
+#include "core/parsed_toml.hpp"
 #include "core/toml_literal.hpp"
 
 namespace kstencil {
@@ -234,27 +235,16 @@ void flatten(const toml::table& table, const std::string& prefix,
   }
 }
 
-// The [sweep] table's scalars as TOML text for Deck::parse, each on its line of the deck file (as
-// a dotted key), so that messages name the line it is on.
-std::string read_spec_scalars(const toml::table* sweep) {
-  std::vector<std::pair<std::size_t, std::string>> lines;
-  if (sweep)
-    for (const auto& [key, node] : *sweep)
-      if (!node.is_table()) {
-        std::ostringstream one;
-        one << toml::table{{key, node}};
-        lines.emplace_back(node.source().begin.line, "sweep." + one.str());
-      }
-  std::stable_sort(lines.begin(), lines.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::string text;
-  std::size_t line = 1;
-  for (const auto& [at, entry] : lines) {
-    for (; line < at; ++line) text += '\n';
-    text += entry + '\n';
-    line += 1 + static_cast<std::size_t>(std::count(entry.begin(), entry.end(), '\n'));
+// The deck's [sweep] table without its tables ([sweep.vary], [sweep.tiles]), as a root table for
+// Deck::parse: moved out of `file`, so that its values keep their lines for messages.
+toml::table spec_scalars(toml::table file) {
+  toml::table root;
+  if (auto* sweep = file["sweep"].as_table()) {
+    for (auto it = sweep->begin(); it != sweep->end();)
+      it = it->second.is_table() ? sweep->erase(it) : std::next(it);
+    root.insert("sweep", std::move(*sweep));
   }
-  return text;
+  return root;
 }
 
 // The variables a restriction may use: name -> (dimension, key, element; -1 = the value itself).
@@ -308,11 +298,15 @@ bool is_tile_dimension(const SweepDimension& dim) {
   return true;
 }
 
-// A tile's work items (0 for Kokkos' default [0, 0, 0]).
+// A tile's work items (0 where an entry is Kokkos' default 0).
 std::int64_t work_items(const nlohmann::ordered_json& tile) {
   std::int64_t n = 1;
   for (int e = 0; e < 3; ++e) n *= tile[e].get<std::int64_t>();
   return n;
+}
+
+bool is_kokkos_default(const nlohmann::ordered_json& tile) {
+  return tile[0] == 0 && tile[1] == 0 && tile[2] == 0;
 }
 
 // Tiles one axis apart: equal but for one axis, doubled or halved there.
@@ -380,9 +374,10 @@ std::vector<std::string> deck_overrides(const std::vector<std::string>& override
 SweepSpec load_sweep_spec(const std::string& deck_path, const std::vector<std::string>& overrides,
                           const std::vector<std::string>& vary, const std::string& tiles,
                           const Schema& schema, const ExecLimits& limits) {
-  toml::table file;
+  toml::table file, scalars;
   try {
     file = toml::parse_file(deck_path);
+    scalars = spec_scalars(toml::parse_file(deck_path));  // a copy would lose the lines
   } catch (const toml::parse_error&) {
     // Deck::load of the same file has said what is wrong with it before this is called.
   }
@@ -390,8 +385,7 @@ SweepSpec load_sweep_spec(const std::string& deck_path, const std::vector<std::s
   std::vector<std::string> sweep_overrides;
   for (const auto& o : overrides)
     if (trim(o).rfind("sweep.", 0) == 0) sweep_overrides.push_back(o);
-  const Deck options =
-      Deck::parse(read_spec_scalars(sweep), deck_path, sweep_overrides, sweep_schema());
+  const Deck options = Deck::parse(ParsedToml{scalars}, deck_path, sweep_overrides, sweep_schema());
   SweepSpec spec;
   spec.strategy = options.string("sweep", "strategy");
   spec.samples = options.integer("sweep", "samples");
@@ -480,8 +474,10 @@ SweepSpec load_sweep_spec(const std::string& deck_path, const std::vector<std::s
         // The value's own origin (the deck's [sweep.vary] or --vary), not that of the override
         // it was checked as.
         std::string why = e.what();
-        if (const std::string label = "command-line override '"; why.rfind(label, 0) == 0)
-          if (const auto end = why.find("': "); end != std::string::npos) why = why.substr(end + 3);
+        for (const auto& o : dim.overrides(v))
+          if (const std::string label = "command-line override '" + o + "': ";
+              why.rfind(label, 0) == 0)
+            why = why.substr(label.size());
         throw DeckError(dim.origin + ": value " + value + ": " + why);
       }
     }
@@ -577,7 +573,7 @@ std::vector<SweepPoint> neighbours(const SweepSpec& spec, const SweepPoint& poin
     // Kokkos' default tile [0, 0, 0] has no tile one step away: from it, those of the fewest work
     // items listed (the search then doubles them while one is faster).
     std::int64_t fewest = 0;
-    if (tiles && work_items(dim.json[point[d]][0]) == 0)
+    if (tiles && dim.keys[0] == "kernel.tile" && is_kokkos_default(dim.json[point[d]][0]))
       for (const auto& value : dim.json) {
         const std::int64_t n = work_items(value[0]);
         if (n > 0 && (fewest == 0 || n < fewest)) fewest = n;
