@@ -214,8 +214,10 @@ void write_file_contents(const H5Context& h5, const H5Handle& file, MPI_Comm com
                          const Attributes& attributes, const std::vector<FieldData>& fields) {
   for (const auto& [name, value] : attributes) write_attribute(h5, file.get(), name, value);
 
+  // Independent transfers: Open MPI 4.1's collective writes (fcoll vulcan) silently leave blocks
+  // of zeros in files whose ranks write thin slabs (docs/ARCHITECTURE.md).
   H5Handle dxpl(h5.check(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate(dataset transfer)"), H5Pclose);
-  h5.check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+  h5.check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_INDEPENDENT), "H5Pset_dxpl_mpio");
 
   // Values outside every rank's owned box would be undefined (MPI-IO may leave garbage in the
   // holes of a collective write): a dataset that the boxes do not cover is first filled with
