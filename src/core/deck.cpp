@@ -707,9 +707,7 @@ toml::table override_value(const std::string& text, KeyType type, const Origin& 
     }
   } catch (const toml::parse_error&) {
   }
-  // A bare word is a string; text that opens as a TOML array, table or string is a value gone
-  // wrong (e.g. a missing bracket), not a string.
-  if (!parsed && !text.empty() && std::string("[{\"'").find(text[0]) != std::string::npos)
+  if (!parsed && opens_as_toml_value(text))
     fail(origin, "not a TOML value (" +
                      (hazard.empty() ? std::string("unclosed bracket or quote?") : hazard) +
                      "); e.g. kernel.tile=[32,4,1], run.name=\"a b\"");
@@ -721,6 +719,11 @@ toml::table override_value(const std::string& text, KeyType type, const Origin& 
 }  // namespace
 
 // -----------------------------------------------------------------------------------------------
+
+bool opens_as_toml_value(const std::string& text) {
+  const std::string value = trim(text);
+  return !value.empty() && std::string("[{\"'").find(value[0]) != std::string::npos;
+}
 
 std::string run_name_problem(const std::string& name) {
   // 200 bytes leave room for the files named after the run (<name>_000000.h5.tmp, ...) within

@@ -115,6 +115,10 @@ class Deck {
                    std::initializer_list<KeyType> types, const char* accessor) const;
 };
 
+// Whether text given as a value (an override, a --vary value) that does not parse as TOML opens
+// as a TOML array, table or string: a value gone wrong (a missing bracket), not a bare word.
+bool opens_as_toml_value(const std::string& text);
+
 // The string at [section] key of a deck file, with overrides applied, before any schema is known
 // (e.g. [run] solver, which selects the schema); `fallback` if absent or unreadable.
 std::string peek_deck_string(const std::string& path, const std::vector<std::string>& overrides,

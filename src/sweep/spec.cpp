@@ -132,9 +132,7 @@ SweepDimension vary_dimension(const std::string& text, const Schema& schema) {
       const toml::table t = toml::parse("v = " + part);
       values.push_back(*t.get("v"));
     } catch (const toml::parse_error&) {
-      // A bare word is a string; text that opens as an array, table or string is a value gone
-      // wrong (e.g. a missing bracket).
-      if (!part.empty() && std::string("[{\"'").find(trim(part)[0]) != std::string::npos)
+      if (opens_as_toml_value(part))
         throw DeckError(origin + ": " + trim(part) +
                         ": not a TOML value (unclosed bracket or quote?); e.g. "
                         "kernel.tile=[32,4,1],[64,2,1]");
