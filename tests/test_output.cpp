@@ -497,12 +497,22 @@ TEST_CASE("write_file_atomically names the path and the reason when it cannot wr
 TEST_CASE("prepare_run_directory creates the run folder and missing parents", "[output]") {
   TempDir tmp("prepare_create");
   const fs::path root = tmp.path() / "outputs" / "nested";
-  const fs::path dir = prepare_run_directory(root, "run1", false, MPI_COMM_WORLD);
+  const fs::path dir = prepare_run_directory(root, "run1", false, "[run]\n", MPI_COMM_WORLD);
   CHECK(dir == root / "run1");
-  CHECK(fs::is_directory(dir));
-  CHECK(fs::is_empty(dir));
+  // The deck first: a run killed hard leaves a folder --overwrite knows as a run's.
+  CHECK(folder_entries(dir) == std::vector<std::string>{"deck.toml"});
+  CHECK(read_text(dir / "deck.toml") == "[run]\n");
   // An existing empty folder is fine without overwrite.
-  CHECK(prepare_run_directory(root, "run1", false, MPI_COMM_WORLD) == dir);
+  if (world_rank() == 0) fs::create_directories(root / "run2");
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(prepare_run_directory(root, "run2", false, "", MPI_COMM_WORLD) == root / "run2");
+  // A run that fails before writing more leaves nothing behind: the folders it made go, deck
+  // included; the folder it found stays.
+  if (world_rank() == 0) {
+    remove_empty_output_folders();
+    CHECK(!fs::exists(tmp.path() / "outputs"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 TEST_CASE("prepare_run_directory refuses a non-empty folder without overwrite", "[output]") {
@@ -515,7 +525,7 @@ TEST_CASE("prepare_run_directory refuses a non-empty folder without overwrite", 
   }
   MPI_Barrier(MPI_COMM_WORLD);
   const std::string message =
-      error_of([&] { prepare_run_directory(tmp.path(), "x", false, MPI_COMM_WORLD); });
+      error_of([&] { prepare_run_directory(tmp.path(), "x", false, "", MPI_COMM_WORLD); });
   CHECK_THAT(message, ContainsSubstring("output folder " + dir.string() +
                                         " already exists and is not empty"));
   CHECK_THAT(message, ContainsSubstring("output.overwrite = true"));
@@ -536,19 +546,19 @@ TEST_CASE("prepare_run_directory overwrites only a folder holding deck.toml", "[
     write_text(other / "precious.txt", "keep me");
   }
   MPI_Barrier(MPI_COMM_WORLD);
-  CHECK(prepare_run_directory(tmp.path(), "run", true, MPI_COMM_WORLD) == run);
-  CHECK(fs::is_directory(run));
-  CHECK(fs::is_empty(run));
+  CHECK(prepare_run_directory(tmp.path(), "run", true, "[new]\n", MPI_COMM_WORLD) == run);
+  CHECK(folder_entries(run) == std::vector<std::string>{"deck.toml"});
+  CHECK(read_text(run / "deck.toml") == "[new]\n");
 
   const std::string message =
-      error_of([&] { prepare_run_directory(tmp.path(), "other", true, MPI_COMM_WORLD); });
+      error_of([&] { prepare_run_directory(tmp.path(), "other", true, "", MPI_COMM_WORLD); });
   CHECK_THAT(message, ContainsSubstring(other.string()));
   CHECK_THAT(message, ContainsSubstring("does not look like a kstencil run folder"));
   CHECK(read_text(other / "precious.txt") == "keep me");
 
   // A name that would reach outside the root is refused.
   CHECK_THAT(
-      error_of([&] { prepare_run_directory(tmp.path() / "run", "..", true, MPI_COMM_WORLD); }),
+      error_of([&] { prepare_run_directory(tmp.path() / "run", "..", true, "", MPI_COMM_WORLD); }),
       ContainsSubstring("invalid run name"));
   CHECK(read_text(other / "precious.txt") == "keep me");
 }

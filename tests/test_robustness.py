@@ -173,6 +173,31 @@ class Robustness(unittest.TestCase):
                 self.assertFalse([n for n in os.listdir(folder) if ".tmp" in n])
                 self.assertEqual(out.count("stopped       by a signal"), 1)
 
+    def test_killed_run_folder_is_overwritten(self):
+        # SIGKILL (the OOM killer, a batch limit) leaves no summary, but the deck written first
+        # still marks the folder as a run's: --overwrite replaces it.
+        root = os.path.join(self.dir, "killed")
+        args = ["run", deck("fdtd_cavity.toml"), "output.every=1", f"output.root={root}"]
+        p = self.start(args + ["time.steps=1000000"])
+        folder = os.path.join(root, "fdtd_cavity")
+        deadline = time.time() + 120
+        while (not os.path.exists(os.path.join(folder, "fdtd_cavity_000001.h5"))
+               and time.time() < deadline and p.poll() is None):
+            time.sleep(0.05)
+        p.kill()
+        p.communicate(timeout=120)
+        self.assertEqual(p.returncode, -signal.SIGKILL)
+        self.assertFalse(os.path.exists(os.path.join(folder, "summary.json")))
+        with open(os.path.join(folder, "deck.toml")) as f:
+            self.assertIn("steps = 1000000", f.read())
+        r = run(args + ["time.steps=2"])
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("--overwrite", r.stderr)
+        r = run(args + ["time.steps=2", "--overwrite"])
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(sorted(n for n in os.listdir(folder) if n.endswith(".h5")),
+                         [f"fdtd_cavity_00000{n}.h5" for n in range(3)])
+
     def test_signal_to_one_rank(self):
         # A signal to one rank (not a batch system's to all) stops every rank at the same step,
         # and every rank exits 4.

@@ -30,26 +30,28 @@ std::string checkpoint_file_name(std::int64_t step) {
   return name;
 }
 
-// The step of a file named `<prefix><digits>.h5`, or -1.
-std::int64_t step_of(const std::string& file, const std::string& prefix) {
-  if (file.size() <= prefix.size() + 3 || file.compare(0, prefix.size(), prefix) != 0 ||
-      file.compare(file.size() - 3, 3, ".h5") != 0)
+// The step of a file named `<prefix><digits><suffix>`, or -1.
+std::int64_t step_of(const std::string& file, const std::string& prefix,
+                     const std::string& suffix) {
+  if (file.size() <= prefix.size() + suffix.size() || file.compare(0, prefix.size(), prefix) != 0 ||
+      file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
     return -1;
   const char* first = file.data() + prefix.size();
-  const char* last = file.data() + file.size() - 3;
+  const char* last = file.data() + file.size() - suffix.size();
   std::int64_t step = -1;
   const auto result = std::from_chars(first, last, step);
   return result.ec == std::errc() && result.ptr == last ? step : -1;
 }
 
-// Files of `dir` named `<prefix><step>.h5`, by step.
+// Files of `dir` named `<prefix><step><suffix>`, by step.
 std::vector<std::pair<std::int64_t, fs::path>> numbered_files(const fs::path& dir,
-                                                              const std::string& prefix) {
+                                                              const std::string& prefix,
+                                                              const std::string& suffix = ".h5") {
   std::vector<std::pair<std::int64_t, fs::path>> files;
   std::error_code ec;
   for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
-    const std::int64_t step = step_of(it->path().filename().string(), prefix);
+    const std::int64_t step = step_of(it->path().filename().string(), prefix, suffix);
     if (step >= 0) files.emplace_back(step, it->path());
   }
   std::sort(files.begin(), files.end());
@@ -295,6 +297,10 @@ void forget_after(const fs::path& dir, const std::string& basename, std::int64_t
       if (n >= step) fs::remove(file, ignored);
     for (const auto& [n, file] : numbered_files(dir, "checkpoint_"))
       if (n > step) fs::remove(file, ignored);
+    // Files a run killed hard was writing: never listed in the XDMF, never complete.
+    for (const std::string& prefix : {basename + "_", std::string("checkpoint_")})
+      for (const auto& [n, file] : numbered_files(dir, prefix, ".h5.tmp"))
+        fs::remove(file, ignored);
   }
   MPI_Barrier(comm);
 }

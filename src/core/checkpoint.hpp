@@ -88,7 +88,8 @@ void check_restart_deck(const Deck& deck, const Checkpoint& checkpoint, const Sc
 
 // A restart in the folder that holds its checkpoint continues it: rank 0 removes the step files
 // (`<basename>_<n>.h5`) from the checkpoint's step on, which the restart writes again where they
-// are due, and the checkpoints after it, which belong to the abandoned continuation. Collective.
+// are due, the checkpoints after it, which belong to the abandoned continuation, and the `.h5.tmp`
+// files a run killed while writing left. Collective.
 void forget_after(const std::filesystem::path& dir, const std::string& basename, std::int64_t step,
                   MPI_Comm comm);
 

@@ -406,20 +406,29 @@ static std::vector<fs::path>& created_folders() {
   return folders;
 }
 
+// The deck.toml files prepare_run_directory wrote in this process.
+static std::vector<fs::path>& started_decks() {
+  static std::vector<fs::path> decks;
+  return decks;
+}
+
 void remove_empty_output_folders() {
   for (const fs::path& top : created_folders()) {
     std::error_code ec;
-    // Removed only when nothing but empty folders lies below it.
+    // Removed only when nothing but empty folders and the run's deck lies below it.
     std::vector<fs::path> below;
     for (auto it = fs::recursive_directory_iterator(top, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
       below.push_back(it->path());
     bool empty = true;
-    for (const fs::path& p : below) empty = empty && fs::is_directory(p, ec);
+    for (const fs::path& p : below)
+      empty = empty && (fs::is_directory(p, ec) ||
+                        std::count(started_decks().begin(), started_decks().end(), p) > 0);
     if (!empty) continue;
     fs::remove_all(top, ec);
   }
   created_folders().clear();
+  started_decks().clear();
 }
 
 // Free space under `dir` against what a step file needs, said before the file is made.
@@ -465,8 +474,19 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
 }
 
 fs::path prepare_run_directory(const fs::path& root, const std::string& name, bool overwrite,
-                               MPI_Comm comm) {
-  return prepare_output_folder(root, name, overwrite, "deck.toml", nullptr, comm);
+                               const std::string& deck_toml, MPI_Comm comm) {
+  const fs::path dir = prepare_output_folder(root, name, overwrite, "deck.toml", nullptr, comm);
+  std::string error;
+  if (rank_of(comm) == 0) {
+    try {
+      write_file_atomically(dir / "deck.toml", deck_toml);
+      started_decks().push_back(dir / "deck.toml");
+    } catch (const OutputError& e) {
+      error = e.what();
+    }
+  }
+  agree_on_error(error, comm);
+  return dir;
 }
 
 fs::path prepare_output_folder(const fs::path& root, const std::string& name, bool overwrite,

@@ -25,17 +25,21 @@ struct OutputError : std::runtime_error {
 };
 
 // Removes the folders prepare_run_directory / prepare_output_folder made in this process (and the
-// parents they made) when nothing was written into them: a run that fails early leaves nothing.
+// parents they made) when nothing but the run's deck.toml was written into them: a run that fails
+// early leaves nothing.
 void remove_empty_output_folders();
 
 // Writes `content` to `path` through a temporary file in the same folder and a rename.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 
-// Creates root/name for a run. An existing non-empty folder is refused (OutputError naming it and
-// the deck key output.overwrite) unless `overwrite`, in which case it must look like a kstencil run
-// folder (holds deck.toml) and is emptied. Collective over `comm`; rank 0 touches the file system.
+// Creates root/name for a run and writes `deck_toml` into it as deck.toml first, so that the
+// folder of a run killed hard is still known as a run's. An existing non-empty folder is refused
+// (OutputError naming it and the deck key output.overwrite) unless `overwrite`, in which case it
+// must look like a kstencil run folder (holds deck.toml) and is emptied. Collective over `comm`;
+// rank 0 touches the file system.
 std::filesystem::path prepare_run_directory(const std::filesystem::path& root,
-                                            const std::string& name, bool overwrite, MPI_Comm comm);
+                                            const std::string& name, bool overwrite,
+                                            const std::string& deck_toml, MPI_Comm comm);
 // The same for a folder recognised by `marker` (a file it holds); with `resumed`, an existing
 // folder holding the marker is kept as it is (not emptied) unless `overwrite`, and *resumed says
 // which happened.

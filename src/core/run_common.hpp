@@ -187,7 +187,8 @@ inline RunFolder open_run_folder(const Deck& deck, const std::string& deck_path,
     forget_after(folder.dir, folder.name, restart->step(), comm);
     return folder;
   }
-  folder.dir = prepare_run_directory(root, folder.name, deck.boolean("output", "overwrite"), comm);
+  folder.dir = prepare_run_directory(root, folder.name, deck.boolean("output", "overwrite"),
+                                     deck.resolved_toml(), comm);
   return folder;
 }
 
