@@ -277,6 +277,9 @@ axis_max = [16, 4, 4]
         self.assertEqual(sum(rec["status"] == "ok" for rec in got.values()), 5)
         # Said once: one summary line, from rank 0.
         self.assertEqual(r.stdout.count("kstencil sweep ranks:"), 1)
+        # Piped output gets plain lines, though mpiexec hands the ranks a pseudo-terminal.
+        self.assertNotIn("\033[", r.stdout)
+        self.assertEqual(r.stdout.count(" -> ok"), 5)
         # Replotted by one rank (as on another machine): the records of the machine that ran it.
         r = run(["sweep", deck, "--replot"], self.dir)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -82,10 +83,17 @@ struct Config {
   bool kokkos_default_tile = false;
 };
 
+// Whether an MPI launcher started this process: Open MPI hands its ranks a pseudo-terminal
+// whatever mpiexec's own output is (a pipe, a file), so a terminal there says nothing.
+bool launched_by_mpiexec() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_RANK");
+}
+
 // A progress bar on a terminal, plain lines otherwise (rank 0 only).
 class Progress {
  public:
-  explicit Progress(bool active) : active_(active), tty_(active && isatty(STDOUT_FILENO)) {}
+  explicit Progress(bool active)
+      : active_(active), tty_(active && isatty(STDOUT_FILENO) && !launched_by_mpiexec()) {}
   // A new stretch of `total` launches (the ETA keeps the time per launch measured so far).
   void expect(std::size_t total) {
     total_ = total;
