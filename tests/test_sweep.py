@@ -267,6 +267,16 @@ axis_max = [16, 4, 4]
                 r = run(["sweep", deck, "--dry-run", f"output.root={self.dir}/dry"], self.dir)
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_dry_run_counts_each_run_once(self):
+        # The deck as given (layout right, Kokkos' tile) is also the space's first point: one run.
+        r = run(["sweep", self.deck(SMALL), "--dry-run"], self.dir)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("c0000 {", r.stdout)
+        self.assertEqual(r.stdout.count("-> the same run as default (run once)"), 1)
+        self.assertIn("6 configurations (0 left out by sweep.restrict), strategy product: 5 to "
+                      "launch, 1 rejected, 1 the same as another", r.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "out")))
+
     def test_several_ranks(self):
         deck = self.deck(SMALL.replace('name = "small"', 'name = "ranks"'))
         r = run(["sweep", deck, "sweep.confirm=0"], self.dir, ranks=2)
@@ -308,6 +318,9 @@ axis_max = [16, 4, 4]
             (["sweep.strategy=exhaustive"], '"product", "random", "local"'),
             (["--tiles", "64:8"], "MIN <= MAX"),
             (["--vary", "output.root=a,b"], "not a sweep parameter"),
+            (["--vary", "kernel.layout=left,left"],
+             "--vary 'kernel.layout=left,left': \"left\" is given twice"),
+            (["--vary", "grid.nx,grid.ny=[8,8],[8,8]"], "[8, 8] is given twice"),
         ]
         for extra, message in cases:
             with self.subTest(extra=extra):

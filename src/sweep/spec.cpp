@@ -114,6 +114,10 @@ SweepDimension make_dimension(const std::string& name, const toml::node& node,
         json.push_back(to_json(element));
       }
     }
+    if (std::find(dim.values.begin(), dim.values.end(), literals) != dim.values.end())
+      throw DeckError(origin + ": " + toml_literal(*value) +
+                      " is given twice (the sweep would run " +
+                      "it twice); allowed: distinct values");
     dim.values.push_back(std::move(literals));
     dim.json.push_back(std::move(json));
   }

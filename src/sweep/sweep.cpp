@@ -181,15 +181,21 @@ class Sweep {
       for (const Config& c : configs_) all.push_back(&c);
       return all;
     }();
-    std::size_t launchable = 0, rejected = 0;
+    std::size_t launchable = 0, rejected = 0, same = 0;
+    std::map<std::string, std::string> first_id;  // by key: the default may be a point too
     for (const Config* c : list) {
       std::string verdict = "launch";
-      try {
-        solver_.check(deck_of(c->overrides), comm_);
-        ++launchable;
-      } catch (const DeckError& e) {
-        verdict = std::string("rejected: ") + e.what();
-        ++rejected;
+      if (const auto [first, fresh] = first_id.emplace(c->key, c->id); !fresh) {
+        verdict = "the same run as " + first->second + " (run once)";
+        ++same;
+      } else {
+        try {
+          solver_.check(deck_of(c->overrides), comm_);
+          ++launchable;
+        } catch (const DeckError& e) {
+          verdict = std::string("rejected: ") + e.what();
+          ++rejected;
+        }
       }
       if (rank_ == 0)
         std::printf("%s %s -> %s\n", c->id.c_str(), c->params.dump().c_str(), verdict.c_str());
@@ -197,9 +203,9 @@ class Sweep {
     if (rank_ == 0)
       std::printf(
           "kstencil sweep %s: %zu configurations (%lld left out by sweep.restrict), strategy "
-          "%s: %zu to launch, %zu rejected; folder %s\n",
+          "%s: %zu to launch, %zu rejected, %zu the same as another; folder %s\n",
           name_.c_str(), configs_.size(), static_cast<long long>(space_.pruned),
-          spec_.strategy.c_str(), launchable, rejected,
+          spec_.strategy.c_str(), launchable, rejected, same,
           (std::filesystem::path(base_->string("output", "root")) / name_).string().c_str());
     return 0;
   }
