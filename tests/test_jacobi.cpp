@@ -979,6 +979,20 @@ TEMPLATE_TEST_CASE(
   CHECK(single >= 8);
 }
 
+TEST_CASE("a host's 1D reduce tile: 65536 points, at least one tile a thread", "[jacobi]") {
+  ExecLimits host;
+  host.concurrency = 16;
+  const auto tile_of = [&](std::int64_t n) {
+    return default_jacobi_kernel(host, Grid::whole({n, 1, 1}, {0, 0, 0}, {1, 1, 1}), Layout::right,
+                                 IterOrder::automatic, NormStrategy::reduce)
+        .tile;
+  };
+  CHECK(tile_of(4194304) == std::array<std::int64_t, 3>{65536, 1, 1});
+  CHECK(tile_of(4096) == std::array<std::int64_t, 3>{256, 1, 1});
+  CHECK(tile_of(4097) == std::array<std::int64_t, 3>{257, 1, 1});
+  CHECK(tile_of(5) == std::array<std::int64_t, 3>{1, 1, 1});
+}
+
 TEST_CASE("team's packets: the GPU plan of seed 004's problem, and where packets do not fit",
           "[jacobi]") {
   const Grid line = Grid::whole({4194304, 1, 1}, {0, 0, 0}, {1, 1, 1});

@@ -73,7 +73,10 @@ JacobiKernelConfig default_jacobi_kernel(const ExecLimits& limits, const Grid& g
     config.tile[contiguous] = threads;
     config.launch_bounds = threads;
   } else if (is_collapsed(grid, 1) && is_collapsed(grid, 2)) {
-    config.tile = {65536, 1, 1};
+    // Chunks of 65536 points, at least one a thread on shorter lines.
+    const std::int64_t per_thread =
+        (grid.local_extents()[0] + limits.concurrency - 1) / std::max(limits.concurrency, 1);
+    config.tile = {std::clamp<std::int64_t>(per_thread, 1, 65536), 1, 1};
   }
   return config;
 }
