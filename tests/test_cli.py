@@ -5,6 +5,7 @@ Usage: test_cli.py KSTENCIL_BINARY SOURCE_DIR
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -143,6 +144,31 @@ class Commands(unittest.TestCase):
                             "--kstencil", KSTENCIL, "--check"], capture_output=True, text=True,
                            timeout=600)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def test_docs_the_source_cites_exist(self):
+        # Comments give evidence as (docs/<page>.md, "Section"): the page must exist and hold that
+        # section as a heading or a paragraph's bold lead, so a rewrite cannot drop it silently.
+        cite = re.compile(r'(docs/[A-Za-z_]+\.md)(?:, "([^"]+)")?')
+        found = 0
+        for folder in ("src", "miniapp", "tests", "scripts"):
+            for dirpath, _, files in os.walk(os.path.join(SOURCE, folder)):
+                for name in files:
+                    if not name.endswith((".cpp", ".hpp", ".py", ".sh", ".txt")):
+                        continue
+                    with open(os.path.join(dirpath, name), errors="replace") as f:
+                        text = f.read()
+                    for doc, section in cite.findall(text):
+                        found += 1
+                        where = f"{os.path.join(dirpath, name)} cites {doc}"
+                        path = os.path.join(SOURCE, doc)
+                        self.assertTrue(os.path.isfile(path), where)
+                        if section:
+                            with open(path) as f:
+                                leads = [line.lstrip("#* ") for line in f
+                                         if line.startswith(("#", "**"))]
+                            self.assertTrue(any(lead.startswith(section) for lead in leads),
+                                            f'{where}, "{section}": no such section')
+        self.assertGreater(found, 20)
 
 
 class GoodRuns(Workdir):
