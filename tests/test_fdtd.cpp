@@ -623,11 +623,14 @@ TEMPLATE_TEST_CASE(
   config.variant = FdtdVariant::pairs;
   config.layout = layout_of<TestType>();
   const ExecLimits limits = limits_with_mapping(false);
-  Box lower{{0, 0, 0}, p.cells}, upper = lower;
+  Box lower{{0, 0, 0}, p.cells}, upper = lower, none = lower;
   lower.hi[C] = 5;
   upper.lo[C] = 5;
-  const FdtdPlan parts[2] = {plan_fdtd(config, p, lower, limits),
-                             plan_fdtd(config, p, upper, limits)};
+  // A range of no cells that starts inside a pair (a rank holding one node along the axis).
+  none.lo[C] = none.hi[C] = 5;
+  const FdtdPlan parts[3] = {plan_fdtd(config, p, lower, limits),
+                             plan_fdtd(config, p, upper, limits),
+                             plan_fdtd(config, p, none, limits)};
   CHECK(parts[1].launch.loop_start == 5);
   YeeSolver<float, TestType> split(p, plan_fdtd(config, p, limits)),
       cells(p, plan_for<TestType>(p));

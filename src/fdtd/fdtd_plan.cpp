@@ -86,10 +86,12 @@ FdtdPlan plan_fdtd(const FdtdKernelConfig& config, const FdtdProblem& problem, c
     Box range = cells;
     if (config.variant == FdtdVariant::pairs) {
       // The pairs of cells (2 m, 2 m + 1) that hold a cell of the range: pairs start at even local
-      // indices, where the rows' aligned pairs of values are.
+      // indices, where the rows' aligned pairs of values are; none where the range holds no cell
+      // (a rank holding one node along the axis), whose odd start would still round to a pair.
       const int contiguous = config.layout == Layout::right ? 2 : 0;
       range.lo[contiguous] = cells.lo[contiguous] / 2;
-      range.hi[contiguous] = (cells.hi[contiguous] + 1) / 2;
+      range.hi[contiguous] =
+          cells.extent(contiguous) > 0 ? (cells.hi[contiguous] + 1) / 2 : range.lo[contiguous];
       launch.loop_start = static_cast<int>(cells.lo[contiguous]);
       launch.loop_length = static_cast<int>(cells.extent(contiguous));
     }
