@@ -293,6 +293,21 @@ TEMPLATE_TEST_CASE(
   CHECK(checked > 100);
 }
 
+TEST_CASE("row ends lie beside updated rows only: none where a rank's box holds no point",
+          "[laplacian]") {
+  using laplacian_detail::row_end;
+  const Box rows{{1, 1, 1}, {3, 3, 4}};
+  CHECK(row_end(rows, 2, {1, 2, 0}));
+  CHECK(row_end(rows, 2, {2, 1, 4}));
+  CHECK_FALSE(row_end(rows, 2, {2, 1, 2}));
+  CHECK_FALSE(row_end(rows, 2, {0, 1, 0}));
+  CHECK_FALSE(row_end(rows, -1, {1, 2, 0}));
+  // A rank holding one point along the rows' axis, a boundary point: no rows, so no ends.
+  const Box none{{1, 1, 2}, {3, 3, 2}};
+  CHECK_FALSE(row_end(none, 2, {1, 1, 1}));
+  CHECK_FALSE(row_end(none, 2, {1, 1, 2}));
+}
+
 TEMPLATE_TEST_CASE(
     "blocked in runs along the contiguous axis (pairs, float quads): bitwise as one point per "
     "work item, row ends and untouched points as there, for rows of every phase and every block "

@@ -171,6 +171,29 @@ class Ranks(unittest.TestCase):
                 self.run_deck(4, "fdtd_dipole.toml", "thin4", extra + ["mpi.dims=[4, 1, 1]"])
                 self.assert_same_fields("thin1", "thin4")
 
+    def test_ranks_holding_one_point_along_the_rows(self):
+        # A rank whose share of the contiguous axis is one boundary point (no interior point, no
+        # cell): FDTD's pairs wrote a neighbour's value there, and the Laplacian's verification
+        # looked for row ends beside rows that do not exist. Verified and equal to one rank.
+        cases = [("laplacian.toml", ["grid.nx=3", "grid.ny=3", "grid.nz=6"],
+                  ["mpi.dims=[1,1,4]"], ["line", "blocked"]),
+                 ("laplacian.toml", ["grid.nx=4", "grid.ny=3", "grid.nz=3", "kernel.layout=left"],
+                  ["mpi.dims=[2,1,1]"], ["line", "blocked"]),
+                 ("fdtd_cavity.toml", ["grid.nx=4", "grid.ny=4", "grid.nz=6", "time.steps=5",
+                                       "output.every=5", "diagnostics.probes=[]",
+                                       "init.mode=[1,1,1]"], ["mpi.dims=[1,1,4]"], ["pairs"]),
+                 ("fdtd_cavity.toml", ["grid.nx=2", "grid.ny=4", "grid.nz=4", "time.steps=5",
+                                       "output.every=5", "diagnostics.probes=[]",
+                                       "init.mode=[1,1,1]", "kernel.layout=left"],
+                  ["mpi.dims=[2,1,1]"], ["pairs"])]
+        for deck, grid, dims, variants in cases:
+            for variant in variants:
+                with self.subTest(deck=deck, grid=grid, variant=variant):
+                    extra = grid + [f"kernel.variant={variant}"]
+                    self.run_deck(1, deck, "one", extra)
+                    self.run_deck(4 if "[1,1,4]" in dims[0] else 2, deck, "thin", extra + dims)
+                    self.assert_same_fields("one", "thin")
+
     def test_fdtd_cavity_probes_equal_one_rank_to_the_sign_of_zero(self):
         # The cavity mode's Ez is -0 on the walls' planes: the probes' sum over the ranks must
         # keep the owner's sign (a +0 from each other rank made it +0).

@@ -14,7 +14,11 @@ namespace laplacian_detail {
 // Whether p lies just outside `update` along `axis` (one before its low or at its high end) and
 // inside it along the other two axes.
 inline bool row_end(const Box& update, const int axis, const Index3& p) {
-  if (axis < 0 || (p[axis] != update.lo[axis] - 1 && p[axis] != update.hi[axis])) return false;
+  // A box of no points along the axis has no rows, so no row ends (a rank holding no interior
+  // point along it).
+  if (axis < 0 || update.extent(axis) == 0 ||
+      (p[axis] != update.lo[axis] - 1 && p[axis] != update.hi[axis]))
+    return false;
   for (int d = 0; d < 3; ++d)
     if (d != axis && (p[d] < update.lo[d] || p[d] >= update.hi[d])) return false;
   return true;
