@@ -473,8 +473,34 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
   if (ec) fail("rename failed: " + ec.message());
 }
 
+// The longest path of a file MPI-IO opens in a run folder, against Open MPI's limit: its ompio
+// probes file locking on `<path>.locktest.<rank>` in a 256-byte buffer, and overflows it (an
+// abort) for longer paths.
+static std::string mpi_io_path_problem(const fs::path& dir, const std::string& name) {
+#ifdef OPEN_MPI
+  constexpr std::size_t max_bytes = 255 - std::char_traits<char>::length(".locktest.") - 7;
+  // Step files <name>_<step>.h5.tmp (9 digits leave room for 10^9 steps), checkpoints
+  // checkpoint_<9 digits>.h5.tmp.
+  const std::string step_file = name + "_123456789.h5.tmp";
+  const std::string checkpoint = "checkpoint_123456789.h5.tmp";
+  const std::string longest = step_file.size() > checkpoint.size() ? step_file : checkpoint;
+  const std::size_t bytes = (dir / longest).string().size();
+  if (bytes > max_bytes)
+    return "output path " + dir.string() +
+           " ([output] root / [run] name) is too long: its files' " + "paths (up to " +
+           std::to_string(bytes) + " bytes) exceed the " + std::to_string(max_bytes) +
+           " bytes Open MPI's MPI-IO takes for the HDF5 files; allowed: a shorter output.root or "
+           "run.name";
+#else
+  (void)dir;
+  (void)name;
+#endif
+  return "";
+}
+
 fs::path prepare_run_directory(const fs::path& root, const std::string& name, bool overwrite,
                                const std::string& deck_toml, MPI_Comm comm) {
+  agree_on_error(rank_of(comm) == 0 ? mpi_io_path_problem(root / name, name) : "", comm);
   const fs::path dir = prepare_output_folder(root, name, overwrite, "deck.toml", nullptr, comm);
   std::string error;
   if (rank_of(comm) == 0) {
