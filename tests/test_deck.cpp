@@ -643,17 +643,18 @@ TEST_CASE("deck: schema_markdown is a table row per key", "[deck]") {
                                         [](const KeySpec& spec) { return spec.retired.empty(); });
   CHECK(documented == static_cast<std::ptrdiff_t>(laplacian_schema().size()) - 1);
   CHECK(std::count(md.begin(), md.end(), '\n') == documented + 2);
-  CHECK_THAT(md, ContainsSubstring("| `[grid]` | `nx` | integer | `128` | integer >= 3 |"));
+  CHECK_THAT(md, ContainsSubstring("| `[grid]` | `nx` | integer | `128` | integer >= 3 and <= "
+                                   "2147483647 |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `layout` | string | `\"right\"` | \"left\", "
                                    "\"right\" |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `parts` | integer or \"auto\" | `\"auto\"` | "
-                                   "\"auto\" or integer >= 1 |"));
+                                   "\"auto\" or integer >= 1 and <= 2147483647 |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `launch_bounds` | integer or \"auto\" | "
                                    "`\"auto\"` | \"auto\" or 0, 128, 256, 512, 1024 |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `m` | integer or \"auto\" | `\"auto\"` | "
                                    "\"auto\" or 1, 2, 4, 8, 16 |"));
   CHECK_THAT(md, ContainsSubstring("| `[kernel]` | `tile` | 3 integers | `[0, 0, 0]` | 3 integers, "
-                                   "each >= 0 |"));
+                                   "each >= 0 and <= 2147483647 |"));
 }
 
 TEST_CASE("deck: lists of points and exclusive upper bounds", "[deck]") {

@@ -69,10 +69,23 @@ class Key {
     spec_.deck_check = check;
     return *this;
   }
-  operator KeySpec() const { return spec_; }
+  // Any 64-bit value (integer keys are otherwise at most 2^31 - 1: the program reads most into
+  // int counts and indices).
+  Key& wide() {
+    wide_ = true;
+    return *this;
+  }
+  operator KeySpec() const {
+    KeySpec spec = spec_;
+    const bool integers = spec.type == KeyType::integer || spec.type == KeyType::integer_or_auto ||
+                          spec.type == KeyType::integer3;
+    if (integers && !wide_ && !spec.max && spec.int_choices.empty()) spec.max = 2147483647.0;
+    return spec;
+  }
 
  private:
   KeySpec spec_;
+  bool wide_ = false;
 };
 
 // The solvers a deck may name in [run] solver.

@@ -500,7 +500,9 @@ static std::string mpi_io_path_problem(const fs::path& dir, const std::string& n
 
 fs::path prepare_run_directory(const fs::path& root, const std::string& name, bool overwrite,
                                const std::string& deck_toml, MPI_Comm comm) {
-  agree_on_error(rank_of(comm) == 0 ? mpi_io_path_problem(root / name, name) : "", comm);
+  // A name that is no folder name is said as such by prepare_output_folder.
+  const bool named = run_name_problem(name).empty();
+  agree_on_error(rank_of(comm) == 0 && named ? mpi_io_path_problem(root / name, name) : "", comm);
   const fs::path dir = prepare_output_folder(root, name, overwrite, "deck.toml", nullptr, comm);
   std::string error;
   if (rank_of(comm) == 0) {

@@ -338,7 +338,7 @@ const Schema& sweep_schema() {
       Key("sweep", "budget_seconds", T::real, "0.0",
           "no new launch after this many seconds (0: no limit)")
           .min(0),
-      Key("sweep", "seed", T::integer, "1", "random: the generator's seed"),
+      Key("sweep", "seed", T::integer, "1", "random: the generator's seed").wide(),
       Key("sweep", "restrict", T::string, R"("")",
           "muparser expression over the varied numbers (x, y, z: the tile's entries; other keys "
           "by name, e.g. m or kernel_m); points where it is 0 are left out"),
