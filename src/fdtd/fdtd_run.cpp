@@ -11,6 +11,7 @@
 #include "arch/streams.hpp"
 #include "core/interrupt.hpp"
 #include "core/kernel_traits.hpp"
+#include "core/mapping.hpp"
 #include "core/memory.hpp"
 #include "core/output.hpp"
 #include "core/policy.hpp"
@@ -93,6 +94,16 @@ FdtdSetup fdtd_setup_from_deck(const Deck& deck, const ExecLimits& limits, const
     if (non_zero < 2)
       throw deck.error("init", "mode", "a PEC cavity mode needs at least two non-zero indices",
                        "3 integers >= 0, at least two of them > 0, e.g. [1, 1, 0]");
+    // Index n_d or more along an axis of n_d cells vanishes at every node or aliases to a lower
+    // mode on the grid.
+    for (int d = 0; d < 3; ++d)
+      if (mode[d] >= p.cells[d])
+        throw deck.error("init", "mode",
+                         "index " + std::to_string(mode[d]) + " along " + "xyz"[d] +
+                             " is not below the grid's " + std::to_string(p.cells[d]) +
+                             " cells along it, where the mode vanishes or aliases to a lower one",
+                         "indices below the cells along each axis (grid.nx ny nz = " +
+                             format_triple(p.cells) + "), at least two of them > 0");
     p.cavity = CavityMode{{int(mode[0]), int(mode[1]), int(mode[2])}};
   }
 
