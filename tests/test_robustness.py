@@ -233,6 +233,25 @@ class Robustness(unittest.TestCase):
             step = json.load(f)["interrupted_at_step"]
         self.assertTrue(os.path.isfile(os.path.join(folder, f"checkpoint_{step:09d}.h5")))
 
+    def test_signal_during_laplacian_timing(self):
+        # The Laplacian's timed rounds stop at the next round (100000 rounds ran to the end): no
+        # figures, the verified fields written, exit 4.
+        root = os.path.join(self.dir, "lap")
+        p = self.start(["run", deck("laplacian.toml"), "grid.nx=64", "grid.ny=64", "grid.nz=64",
+                        "run.repeats=100000", f"output.root={root}"])
+        time.sleep(2)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 4, out + err)
+        self.assertIn("not timed (stopped by a signal)", out)
+        with open(os.path.join(root, "laplacian", "summary.json")) as f:
+            summary = json.load(f)
+        self.assertTrue(summary["interrupted"])
+        self.assertTrue(summary["verified"])
+        self.assertIsNone(summary["fom_ratio"])
+        self.assertNotIn("timing", summary)
+        self.assertTrue(os.path.isfile(os.path.join(root, "laplacian", "laplacian_000000.h5")))
+
     def test_signal_jacobi_and_sweep(self):
         root = os.path.join(self.dir, "jacobi")
         p = self.start(["run", deck("poisson_3d.toml"), "grid.nx=97", "grid.ny=97", "grid.nz=97",

@@ -153,6 +153,23 @@ TEST_CASE("a copy ceiling timed between a caller's rounds counts only its timed 
   CHECK(copy.kernel_gbs > 0);
 }
 
+TEST_CASE("a stop asked after each round ends the timing without figures", "[timing]") {
+  Kokkos::View<double*> a("a", 1000);
+  int launched = 0, asked = 0;
+  const SameRunTiming timing =
+      time_with_copy_ceiling(1 << 12, 8, 1, 100000, {[&] {
+                               ++launched;
+                               Kokkos::parallel_for("test::first", 1000, Fill{a, 1.0});
+                             }},
+                             1, [&] { return ++asked == 3; });
+  CHECK(timing.stopped);
+  CHECK(asked == 3);
+  CHECK(launched == 3);  // the warm-up and two timed rounds
+  CHECK(timing.launches.empty());
+  CHECK(timing.copy.gbs == 0);
+  CHECK_FALSE(time_with_copy_ceiling(1 << 12, 8, 0, 2, {}, 1, [] { return false; }).stopped);
+}
+
 TEST_CASE("a copy beyond doubt slower than the other stops being timed", "[timing]") {
   using detail::beyond_doubt_slower;
   const std::vector<double> fast = {1.0, 1.1, 0.9}, half_speed = {2.0, 2.2, 1.9};

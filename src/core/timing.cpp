@@ -121,8 +121,15 @@ class TypedCopyCeiling final : public CopyCeiling::Rounds {
              }) /
              back_to_back_;
     };
-    const bool time_copy = !beyond_doubt_slower(copy_samples_, deep_copy_samples_);
-    const bool time_deep_copy = !beyond_doubt_slower(deep_copy_samples_, copy_samples_);
+    // Decided after 3 rounds and again whenever the samples have doubled: deciding every round
+    // sorted every sample each round, a time quadratic in the rounds.
+    const std::size_t samples = copy_samples_.size() + deep_copy_samples_.size();
+    if (samples >= next_decision_) {
+      time_copy_ = !beyond_doubt_slower(copy_samples_, deep_copy_samples_);
+      time_deep_copy_ = !beyond_doubt_slower(deep_copy_samples_, copy_samples_);
+      next_decision_ = std::max<std::size_t>(6, 2 * samples);
+    }
+    const bool time_copy = time_copy_, time_deep_copy = time_deep_copy_;
     if (time_copy) {
       const double s = repeated([&] { copy(); });
       if (keep) copy_samples_.push_back(s);
@@ -154,6 +161,8 @@ class TypedCopyCeiling final : public CopyCeiling::Rounds {
   View src_, dst_;
   std::vector<double> copy_samples_, deep_copy_samples_;
   std::size_t rounds_ = 0;
+  bool time_copy_ = true, time_deep_copy_ = true;
+  std::size_t next_decision_ = 6;  // samples of both copies at which to decide again
 
   void copy() const {
     if constexpr (streaming_copy) {
@@ -209,10 +218,11 @@ CopyBandwidth CopyCeiling::result() const {
 
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
                                      int rounds, const std::vector<std::function<void()>>& launches,
-                                     const int per_launch) {
+                                     const int per_launch, const std::function<bool()>& stop) {
   if (rounds < 1) throw std::invalid_argument("timing needs at least one round");
   CopyCeiling ceiling(elements, element_bytes, 0, per_launch);
   std::vector<std::vector<double>> samples(launches.size());
+  SameRunTiming result;
   for (int round = -warmup; round < rounds; ++round) {
     for (std::size_t l = 0; l < launches.size(); ++l) {
       const double seconds = detail::timed(launches[l]) / per_launch;
@@ -222,8 +232,11 @@ SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, i
       ceiling.time_round();
     else
       ceiling.warm_up();
+    if (stop && stop()) {
+      result.stopped = true;
+      return result;
+    }
   }
-  SameRunTiming result;
   for (auto& s : samples) result.launches.push_back(summarize(std::move(s)));
   result.copy = ceiling.result();
   return result;

@@ -73,6 +73,7 @@ class CopyCeiling {
 struct SameRunTiming {
   std::vector<TimingStats> launches;  // one per launch, in the order given
   CopyBandwidth copy;
+  bool stopped = false;  // `stop` said so: no figures (launches empty, copy zero)
 };
 
 // Copy bandwidth for `elements` values of `element_bytes` (4 or 8) on the default execution space,
@@ -86,9 +87,11 @@ struct SameRunTiming {
 // and ceiling alike, so the ratio of their medians stops depending on when each was timed.
 // `per_launch` > 1: each launch runs that many steps unfenced (a solver's iterations as its loop
 // queues them) and its samples are per step; the copies are timed as many back to back.
+// `stop`, asked after each round (a signal, agreed over the ranks), ends the timing without
+// figures.
 SameRunTiming time_with_copy_ceiling(std::int64_t elements, int element_bytes, int warmup,
                                      int rounds, const std::vector<std::function<void()>>& launches,
-                                     int per_launch = 1);
+                                     int per_launch = 1, const std::function<bool()>& stop = {});
 
 // Wall-clock seconds of a run's phases one after another (verification, set-up, steps, ...): where
 // a run's time to result goes besides its timed steps. Host time, unfenced: a phase that ends

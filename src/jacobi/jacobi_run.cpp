@@ -217,8 +217,8 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
                                        for (int n = 0; n < stretch; ++n)
                                          timed_solver->iterate(false);
                                      }},
-                                    stretch);
-  const bool timed = time_it && !interrupt_agreed(comm);
+                                    stretch, [&] { return interrupt_agreed(comm); });
+  const bool timed = time_it && !rounds.stopped && !interrupt_agreed(comm);
   // Across ranks: the slowest rank's times against the copy of every rank summed.
   const TimingStats with_norm = timed ? slowest_rank(rounds.launches[0], comm) : TimingStats{};
   const TimingStats without_norm = timed ? slowest_rank(rounds.launches[1], comm) : TimingStats{};

@@ -10,6 +10,7 @@
 
 #include "core/decomposition.hpp"
 #include "core/halo.hpp"
+#include "core/interrupt.hpp"
 #include "core/kernel_traits.hpp"
 #include "core/memory.hpp"
 #include "core/output.hpp"
@@ -137,13 +138,19 @@ std::array<std::int64_t, 3> deck_tile(const LaplacianPlan& plan) {
 }
 
 // The run's facts and console lines (rank 0's plan; the times and checks of every rank).
+// `timing` and `copy` are nullopt where a signal stopped the timed rounds: no figures then.
 void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const Deck& deck,
-                            const std::string& deck_path, const TimingStats& timing,
-                            const CopyBandwidth& copy, const LaplacianVerification& v,
-                            const ExecLimits& limits) {
+                            const std::string& deck_path, const std::optional<TimingStats>& timing,
+                            const std::optional<CopyBandwidth>& copy,
+                            const LaplacianVerification& v, const ExecLimits& limits) {
   const LaplacianPlan& plan = s.plan;
   const double bytes = laplacian_bytes(s.grid.points, s.single_precision ? 4 : 8);
-  const double fom = bytes / timing.median_s * 1e-9;
+  const bool timed = timing && copy;
+  const double fom = timed ? bytes / timing->median_s * 1e-9 : 0;
+  // A figure of summary.json, null where nothing was timed.
+  const auto figure = [&](const double value) {
+    return timed ? nlohmann::ordered_json(value) : nlohmann::ordered_json();
+  };
   const LaplacianKernelParams& p = plan.params;
   const std::string kernel = to_string(p.kernel);
   const std::string precision = s.single_precision ? "float" : "double";
@@ -174,19 +181,19 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
       .fact("field", s.field == TestField::sine ? "sine" : "quadratic")
       .fact("warmup", s.warmup)
       .fact("repeats", s.repeats)
-      .fact("time_median_s", timing.median_s)
-      .fact("time_min_s", timing.min_s)
-      .fact("time_max_s", timing.max_s)
+      .fact("time_median_s", figure(timed ? timing->median_s : 0))
+      .fact("time_min_s", figure(timed ? timing->min_s : 0))
+      .fact("time_max_s", figure(timed ? timing->max_s : 0))
       .fact("bytes", bytes)
-      .fact("fom_gbs", fom)
-      .fact("copy_gbs", copy.gbs)
-      .fact("copy_bytes_per_rank", copy_bytes(copy))
-      .fact("copy_kernel_gbs", copy.kernel_gbs)
-      .fact("copy_deep_copy_gbs", copy.deep_copy_gbs)
-      .fact("fom_ratio", fom / copy.gbs)
-      .timing(timing, "launch", fom)
-      .fact("deck", deck_path)
-      .verification(v.passed, to_json(v));
+      .fact("fom_gbs", figure(fom))
+      .fact("copy_gbs", figure(timed ? copy->gbs : 0))
+      .fact("copy_bytes_per_rank", figure(timed ? copy_bytes(*copy) : 0))
+      .fact("copy_kernel_gbs", figure(timed ? copy->kernel_gbs : 0))
+      .fact("copy_deep_copy_gbs", figure(timed ? copy->deep_copy_gbs : 0))
+      .fact("fom_ratio", figure(timed ? fom / copy->gbs : 0))
+      .fact("interrupted", !timed);
+  if (timed) report.timing(*timing, "launch", fom);
+  report.fact("deck", deck_path).verification(v.passed, to_json(v));
   const Real3& h = s.grid.spacing;
   report
       .line("grid", std::to_string(s.grid.points[0]) + " x " + std::to_string(s.grid.points[1]) +
@@ -198,29 +205,32 @@ void describe_laplacian_run(RunReport& report, const LaplacianSetup& s, const De
       .line("tile", format_triple(tile) + " work items per group (x y z) = " +
                         format_triple(plan.points_per_group()) + " points; " +
                         plan.details(limits.gpu))
-      .line("time", "median " + fmt("%.4g", timing.median_s * 1e3) + " ms (min " +
-                        fmt("%.4g", timing.min_s * 1e3) + ", max " +
-                        fmt("%.4g", timing.max_s * 1e3) + ") over " + std::to_string(s.repeats) +
-                        " rounds after " + std::to_string(s.warmup) +
-                        " warm-up (each round: the kernel, then the two copies)")
-      .line("FOM", fmt("%.1f", fom) + " GB/s; copy " + fmt("%.1f", copy.gbs) +
-                       " GB/s (same run: kernel " + fmt("%.1f", copy.kernel_gbs) + ", deep_copy " +
-                       fmt("%.1f", copy.deep_copy_gbs) + "); FOM/copy " +
-                       fmt("%.3f", fom / copy.gbs))
-      .line("verification",
-            std::string(v.passed ? "PASS" : "FAIL") + " (quadratic max error " +
-                fmt("%.3g", v.quadratic_max_error) + " <= " + fmt("%.3g", v.quadratic_tolerance) +
-                "; reference " +
-                (v.reference_mismatches == 0 ? std::string("bitwise equal")
-                                             : "max diff " + fmt("%.3g", v.reference_max_diff) +
-                                                   " <= " + fmt("%.3g", v.reference_tolerance)) +
-                "; untouched points " + (v.untouched_violations == 0 ? "ok" : "WRITTEN") +
-                (v.step_mismatches < 0 ? std::string()
-                 : v.step_mismatches == 0
-                     ? std::string("; timed step with halo bitwise equal")
-                     : "; timed step with halo: " + std::to_string(v.step_mismatches) +
-                           " points differ") +
-                ")");
+      .line("time", !timed ? std::string("not timed (stopped by a signal)")
+                           : "median " + fmt("%.4g", timing->median_s * 1e3) + " ms (min " +
+                                 fmt("%.4g", timing->min_s * 1e3) + ", max " +
+                                 fmt("%.4g", timing->max_s * 1e3) + ") over " +
+                                 std::to_string(s.repeats) + " rounds after " +
+                                 std::to_string(s.warmup) +
+                                 " warm-up (each round: the kernel, then the two copies)");
+  if (timed)
+    report.line("FOM", fmt("%.1f", fom) + " GB/s; copy " + fmt("%.1f", copy->gbs) +
+                           " GB/s (same run: kernel " + fmt("%.1f", copy->kernel_gbs) +
+                           ", deep_copy " + fmt("%.1f", copy->deep_copy_gbs) + "); FOM/copy " +
+                           fmt("%.3f", fom / copy->gbs));
+  report.line("verification",
+              std::string(v.passed ? "PASS" : "FAIL") + " (quadratic max error " +
+                  fmt("%.3g", v.quadratic_max_error) + " <= " + fmt("%.3g", v.quadratic_tolerance) +
+                  "; reference " +
+                  (v.reference_mismatches == 0 ? std::string("bitwise equal")
+                                               : "max diff " + fmt("%.3g", v.reference_max_diff) +
+                                                     " <= " + fmt("%.3g", v.reference_tolerance)) +
+                  "; untouched points " + (v.untouched_violations == 0 ? "ok" : "WRITTEN") +
+                  (v.step_mismatches < 0 ? std::string()
+                   : v.step_mismatches == 0
+                       ? std::string("; timed step with halo bitwise equal")
+                       : "; timed step with halo: " + std::to_string(v.step_mismatches) +
+                             " points differ") +
+                  ")");
 }
 
 // The attributes of the HDF5 step file.
@@ -314,17 +324,23 @@ int run_typed(const LaplacianSetup& s, const Deck& deck, const std::string& deck
 
   Kokkos::Profiling::pushRegion("kstencil::laplacian::timed");
   step.halo.times = HaloTimes{};  // the phases of the timed steps only
-  const SameRunTiming timed = time_with_copy_ceiling(s.grid.owned.size(), sizeof(T), s.warmup,
-                                                     s.repeats, {[&] { step(u, f); }});
+  const SameRunTiming timed =
+      time_with_copy_ceiling(s.grid.owned.size(), sizeof(T), s.warmup, s.repeats,
+                             {[&] { step(u, f); }}, 1, [&] { return interrupt_agreed(d.comm); });
   Kokkos::Profiling::popRegion();
-  // Across ranks: the slowest rank's times against the copy of every rank summed.
-  const TimingStats timing = slowest_rank(timed.launches.front(), d.comm);
-  const auto copies =
-      global_sums({timed.copy.gbs, timed.copy.kernel_gbs, timed.copy.deep_copy_gbs}, d.comm);
-  CopyBandwidth copy = timed.copy;
-  copy.gbs = copies[0];
-  copy.kernel_gbs = copies[1];
-  copy.deep_copy_gbs = copies[2];
+  // Across ranks: the slowest rank's times against the copy of every rank summed (every rank
+  // agrees whether the rounds were stopped).
+  std::optional<TimingStats> timing;
+  std::optional<CopyBandwidth> copy;
+  if (!timed.stopped) {
+    timing = slowest_rank(timed.launches.front(), d.comm);
+    const auto copies =
+        global_sums({timed.copy.gbs, timed.copy.kernel_gbs, timed.copy.deep_copy_gbs}, d.comm);
+    copy = timed.copy;
+    copy->gbs = copies[0];
+    copy->kernel_gbs = copies[1];
+    copy->deep_copy_gbs = copies[2];
+  }
 
   RunReport report("laplacian", limits, d.ranks);
   describe_laplacian_run(report, s, deck, deck_path, timing, copy, v, limits);
