@@ -252,6 +252,24 @@ class Robustness(unittest.TestCase):
         self.assertNotIn("timing", summary)
         self.assertTrue(os.path.isfile(os.path.join(root, "laplacian", "laplacian_000000.h5")))
 
+    def test_signal_to_the_group_while_plotting(self):
+        # A terminal's Ctrl-C reaches the whole process group: python's plot, in a group of its
+        # own, finishes (it was killed mid-plot: a traceback, no energy.png).
+        root = os.path.join(self.dir, "plot")
+        p = subprocess.Popen([KSTENCIL, "run", deck("fdtd_dipole.toml"), "time.steps=100",
+                              f"output.root={root}"], env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        folder = os.path.join(root, "fdtd_dipole")
+        deadline = time.time() + 120
+        while (not os.path.exists(os.path.join(folder, "energy.csv")) and time.time() < deadline
+               and p.poll() is None):
+            time.sleep(0.005)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        self.assertIn(p.returncode, (0, 4), out + err)
+        self.assertNotIn("Traceback", err)
+        self.assertTrue(os.path.isfile(os.path.join(folder, "energy.png")), out + err)
+
     def test_signal_jacobi_and_sweep(self):
         root = os.path.join(self.dir, "jacobi")
         p = self.start(["run", deck("poisson_3d.toml"), "grid.nx=97", "grid.ny=97", "grid.nz=97",

@@ -57,8 +57,15 @@ std::optional<std::string> run_python(const std::string& script, std::vector<std
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  // In a process group of its own: a terminal's Ctrl-C (or timeout's signal to the group) asks
+  // kstencil to stop, which lets the plot finish, rather than killing python mid-plot.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
   pid_t pid = 0;
-  const int error = posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
+  const int error = posix_spawnp(&pid, python.c_str(), nullptr, &attributes, argv.data(), environ);
+  posix_spawnattr_destroy(&attributes);
   if (error != 0) return "cannot start " + python + ": " + std::strerror(error);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
