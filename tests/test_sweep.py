@@ -315,6 +315,8 @@ axis_max = [16, 4, 4]
             (["--vary", "kernel.tile=[32,4,1],[64,2,1"], "[64,2,1: not a TOML value"),
             (["grid.nx=[1,2"], "'grid.nx=[1,2': not a TOML value"),
             (["sweep.restrict=x * layout < 4"], "restrict"),
+            (["sweep.restrict=x = 3"], "'=' assigns"),
+            (["sweep.restrict=x / 0"], "allowed: a condition that is a number at every point"),
             (["sweep.strategy=exhaustive"], '"product", "random", "local"'),
             (["--tiles", "64:8"], "MIN <= MAX"),
             (["--vary", "output.root=a,b"], "not a sweep parameter"),

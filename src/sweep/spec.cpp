@@ -4,6 +4,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 #include <map>
 #include <random>
@@ -505,6 +506,16 @@ SweepSpace enumerate_space(const SweepSpec& spec, const std::string& deck_path) 
       parser.DefineVar(name, &storage[i++]);
       names += (names.empty() ? "" : ", ") + name;
     }
+    const std::string& e = spec.restrict_expression;
+    for (std::size_t at = e.find('='); at != std::string::npos; at = e.find('=', at + 1)) {
+      const bool compares = (at > 0 && std::string("=<>!").find(e[at - 1]) != std::string::npos) ||
+                            (at + 1 < e.size() && e[at + 1] == '=');
+      // muparser's assignment: a typo for ==, which would keep every point.
+      if (!compares)
+        throw DeckError(deck_path + ": [sweep] restrict = \"" + e +
+                        "\": '=' assigns; allowed: a muparser condition, comparing with ==, !=, "
+                        "<, <=, >, >=");
+    }
     try {
       parser.SetExpr(spec.restrict_expression);
       std::fill(storage.begin(), storage.end(), 1.0);
@@ -530,7 +541,14 @@ SweepSpace enumerate_space(const SweepSpec& spec, const std::string& deck_path) 
         const auto& value = spec.dims[v.dim].json[point[v.dim]][v.key];
         storage[i++] = number_of(v.element < 0 ? value : value[v.element]);
       }
-      if (parser.Eval() == 0) {
+      const double kept = parser.Eval();
+      if (!std::isfinite(kept))
+        throw DeckError(deck_path + ": [sweep] restrict = \"" + spec.restrict_expression +
+                        "\" is " + std::to_string(kept) + " at " +
+                        point_params(spec, point).dump() +
+                        "; allowed: a condition that is a number at every point (no division by "
+                        "0, no square root of a negative)");
+      if (kept == 0) {
         ++space.pruned;
         continue;
       }
