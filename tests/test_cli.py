@@ -313,6 +313,12 @@ class GoodRuns(Workdir):
         folder = self.check_run("left", "double", "blocked")
         self.check_in_paraview(os.path.join(folder, "small.xdmf"), "lap_u")
 
+    def test_paraview_opens_a_run_named_in_unicode(self):
+        # A name starting with a multi-byte character: ParaView's reader misread the file names.
+        r = self.run_deck(SMALL_DECK, "run.name=\u00fc")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.check_in_paraview(os.path.join(self.dir, "out", "\u00fc", "\u00fc.xdmf"), "lap_u")
+
     def test_overrides_change_any_key(self):
         r = self.run_deck(SMALL_DECK, "grid.nx=12", "run.name=renamed", "kernel.tile=[2, 3, 4]",
                           "kernel.variant=mdrange", "kernel.m=1")

@@ -381,12 +381,16 @@ void write_uniform_grid(std::ostream& out, const std::string& indent, const std:
       << in << "  <DataItem Name=\"Spacing\" " << item << ">" << number(g.spacing[2]) << " "
       << number(g.spacing[1]) << " " << number(g.spacing[0]) << "</DataItem>\n"
       << in << "</Geometry>\n";
+  // ParaView's XDMF reader misreads a file name that starts with a multi-byte UTF-8 character
+  // ("ü_000000.h5" opened as "ü//_000000.h5"); "./" before it reads right.
+  const std::string reference =
+      (!file.empty() && static_cast<unsigned char>(file[0]) >= 0x80 ? "./" : "") + file;
   for (const XdmfField& f : fields)
     out << in << "<Attribute Name=\"" << xml_escape(f.name)
         << "\" Center=\"Node\" AttributeType=\"Scalar\">\n"
         << in << "  <DataItem Format=\"HDF\" NumberType=\"Float\" Precision=\""
-        << (f.is_float ? 4 : 8) << "\" Dimensions=\"" << dims << "\">" << xml_escape(file) << ":/"
-        << xml_escape(f.name) << "</DataItem>\n"
+        << (f.is_float ? 4 : 8) << "\" Dimensions=\"" << dims << "\">" << xml_escape(reference)
+        << ":/" << xml_escape(f.name) << "</DataItem>\n"
         << in << "</Attribute>\n";
   out << indent << "</Grid>\n";
 }
