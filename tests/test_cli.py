@@ -710,6 +710,16 @@ class JacobiRuns(Workdir):
 
 
 class CgRuns(Workdir):
+    def test_values_past_float_fail_verification(self):
+        # ||b||^2 of a boundary at 1e15 overflows float: the solve's numbers are NaN, so the run
+        # fails (the operator check alone passed it).
+        r = run(["run", os.path.join(SOURCE, "inputs", "poisson_3d.toml"), "run.solver=cg",
+                 "run.precision=float", "boundary.x_low=1e15", "grid.nx=17", "grid.ny=17",
+                 "grid.nz=17", "output.enabled=false"], cwd=self.dir)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("FAIL (the solve's error is", r.stdout)
+        self.assertIn("values past float's range", r.stdout)
+
     def test_same_deck_with_cg_and_jacobi(self):
         """One deck, two solvers: CG reaches Jacobi's tolerance in far fewer iterations and the two
         solutions agree to within what that tolerance allows."""

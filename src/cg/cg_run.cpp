@@ -1,5 +1,6 @@
 #include "cg/cg_run.hpp"
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
@@ -129,10 +130,15 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
       .fact("copy_gbs", figure(copy.gbs))
       .fact("fom_ratio", figure(timed ? gbs / copy.gbs : 0));
   if (timed) report.timing(slowest_rank(summarize(solve.iteration_s), comm), "iteration", gbs);
+  // Values past the precision's range (a huge right-hand side or boundary): the solve's numbers
+  // are no numbers, whatever the operator's check says.
+  const bool finite = std::isfinite(result.error) && std::isfinite(residual.relative);
+  const bool passed = check.passed && finite;
   report
       .verification(
-          check.passed,
-          {{"passed", check.passed},
+          passed,
+          {{"passed", passed},
+           {"finite", finite},
            {"check", "spmv of the assembled operator against the Jacobi kernel, random fields"},
            {"max_bound_ratio", check.max_bound_ratio},
            {"violations", check.violations}})
@@ -145,8 +151,12 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
                                      fmt("%.1f", copy.gbs) + " GB/s"
                                : std::string("not timed (no iteration run)"))
       .line("verification",
-            std::string(check.passed ? "PASS" : "FAIL") +
-                " (assembled operator: spmv against the Jacobi kernel on random fields, " +
+            std::string(passed ? "PASS" : "FAIL") + " (" +
+                (finite ? std::string()
+                        : "the solve's error is " + fmt("%g", result.error) + ": values past " +
+                              (s.single_precision ? "float" : "double") +
+                              "'s range, scale the problem down; ") +
+                "assembled operator: spmv against the Jacobi kernel on random fields, " +
                 (check.passed ? std::string("every point")
                               : std::to_string(check.violations) + " points not") +
                 " within the rounding bound; worst " + fmt("%.2g", check.max_bound_ratio) +

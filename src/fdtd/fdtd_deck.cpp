@@ -4,6 +4,15 @@
 
 namespace kstencil {
 
+namespace {
+// Beyond these the update coefficients and the energy's terms overflow or underflow in float.
+constexpr const char* kMaterialRange =
+    "relative material constants outside it overflow or underflow the update coefficients and "
+    "the energy in float";
+constexpr const char* kConductivityRange =
+    "larger conductivities overflow the loss term of the update coefficients";
+}  // namespace
+
 const Schema& fdtd_schema() {
   using T = KeyType;
   static const Schema schema = join_keys({
@@ -41,21 +50,34 @@ const Schema& fdtd_schema() {
            "values read per cell and step)")
            .choices({"uniform", "arrays"}),
        Key("media", "eps", T::real, "1.0", "relative permittivity of the background")
-           .min_exclusive(0),
+           .min(1e-6)
+           .max(1e6)
+           .because(kMaterialRange),
        Key("media", "mu", T::real, "1.0", "relative permeability of the background")
-           .min_exclusive(0),
+           .min(1e-6)
+           .max(1e6)
+           .because(kMaterialRange),
        Key("media", "sigma", T::real, "0.0", "electric conductivity of the background (lossy > 0)")
-           .min(0),
+           .min(0)
+           .max(1e15)
+           .because(kConductivityRange),
        Key("media", "block_lo", T::real3, "[0.0, 0.0, 0.0]",
            "arrays mode: lower corner (x y z) of a block of other material; no block if "
            "block_hi <= block_lo along an axis"),
        Key("media", "block_hi", T::real3, "[0.0, 0.0, 0.0]",
            "arrays mode: upper corner (x y z) of the block"),
        Key("media", "block_eps", T::real, "1.0", "relative permittivity in the block")
-           .min_exclusive(0),
+           .min(1e-6)
+           .max(1e6)
+           .because(kMaterialRange),
        Key("media", "block_mu", T::real, "1.0", "relative permeability in the block")
-           .min_exclusive(0),
-       Key("media", "block_sigma", T::real, "0.0", "electric conductivity in the block").min(0)},
+           .min(1e-6)
+           .max(1e6)
+           .because(kMaterialRange),
+       Key("media", "block_sigma", T::real, "0.0", "electric conductivity in the block")
+           .min(0)
+           .max(1e15)
+           .because(kConductivityRange)},
       {Key("init", "field", T::string, R"("zero")",
            "initial fields: zero, or the PEC cavity eigenmode init.mode (E at t = 0, H at "
            "-dt/2 from the discrete scheme)")

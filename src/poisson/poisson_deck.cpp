@@ -8,6 +8,10 @@ namespace kstencil {
 
 namespace {
 
+constexpr const char* kLinearRange =
+    "the problem is linear (scale the results instead); larger values overflow float iterates "
+    "and the error's squares";
+
 Schema poisson_schema(const std::string& solver) {
   using T = KeyType;
   return join_keys({
@@ -76,16 +80,40 @@ Schema poisson_schema(const std::string& solver) {
        Key("cg", "print_every", T::integer, "10",
            "print \"Iteration = n error = e\" when n is a multiple of this; 0 = never")
            .min(0)},
-      {Key("poisson", "rhs", T::real, "0.0", "right-hand side f of lap u = f (0: Laplace)"),
-       Key("poisson", "initial", T::real, "0.0", "start value of the interior points")},
-      {Key("boundary", "x_low", T::real, "0.0", "Dirichlet value on the x = first face"),
-       Key("boundary", "x_high", T::real, "0.0", "on the x = last face"),
+      {Key("poisson", "rhs", T::real, "0.0", "right-hand side f of lap u = f (0: Laplace)")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange),
+       Key("poisson", "initial", T::real, "0.0", "start value of the interior points")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange)},
+      {Key("boundary", "x_low", T::real, "0.0", "Dirichlet value on the x = first face")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange),
+       Key("boundary", "x_high", T::real, "0.0", "on the x = last face")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange),
        Key("boundary", "y_low", T::real, "0.0",
-           "on the y = first face (points on x faces keep the x value)"),
-       Key("boundary", "y_high", T::real, "0.0", "on the y = last face"),
+           "on the y = first face (points on x faces keep the x value)")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange),
+       Key("boundary", "y_high", T::real, "0.0", "on the y = last face")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange),
        Key("boundary", "z_low", T::real, "0.0",
-           "on the z = first face (points on x or y faces keep theirs)"),
-       Key("boundary", "z_high", T::real, "0.0", "on the z = last face")},
+           "on the z = first face (points on x or y faces keep theirs)")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange),
+       Key("boundary", "z_high", T::real, "0.0", "on the z = last face")
+           .min(-1e15)
+           .max(1e15)
+           .because(kLinearRange)},
       mpi_keys(),
       output_keys(),
       checkpoint_keys("iterations"),
