@@ -266,6 +266,7 @@ int main(int argc, char* argv[]) {
   int stopped = interrupt_signal() != 0;
   MPI_Allreduce(MPI_IN_PLACE, &stopped, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (stopped != 0 && status == 0) status = interrupted_status;
+  ignore_interrupts();
   // A run that failed before writing anything leaves no folder behind.
   if (status != 0 && world_rank == 0) remove_empty_output_folders();
   Kokkos::finalize();

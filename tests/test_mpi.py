@@ -267,6 +267,8 @@ class Ranks(unittest.TestCase):
                    self.dir)
         self.assertEqual(r.returncode, 2)
         self.assertIn("4 ranks along x leave a rank no point of the 3 along that axis", r.stderr)
+        # mpiexec's SIGTERM to the ranks still exiting: no "stopping at the next step" from them.
+        self.assertNotIn("stopping", r.stderr)
 
     def test_deck_error_of_one_rank_alone_is_said_once(self):
         # 65 points along z in [1, 1, 2]: rank 0 holds 34 (halo included), rank 1 33, which cannot

@@ -116,7 +116,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const CgSetup& s, const Deck& deck,
   };
 
   report.fact("layout", to_string(s.layout));
-  report_checkpoints(report, restart, checkpoints);
+  report_checkpoints(report, restart, checkpoints, "iteration");
   report_solve(report, g, s.single_precision ? "float" : "double",
                "layout " + to_string(s.layout) + ", " +
                    fmt("%.0f", global_sum(double(solver.matrix().nnz()), comm)) + " matrix entries",

@@ -28,6 +28,11 @@ void install_interrupt_handlers() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
+void ignore_interrupts() {
+  std::signal(SIGINT, SIG_IGN);
+  std::signal(SIGTERM, SIG_IGN);
+}
+
 int interrupt_signal() {
   return received;
 }

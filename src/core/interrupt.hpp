@@ -11,6 +11,10 @@ constexpr int interrupted_status = 4;
 
 void install_interrupt_handlers();
 
+// Past the run's last collective: signals are ignored. mpiexec ends the ranks still exiting once
+// one has exited non-zero, and "stopping at the next step" would be false there.
+void ignore_interrupts();
+
 // The first signal this process received (0: none).
 int interrupt_signal();
 

@@ -26,7 +26,7 @@ std::optional<Checkpoint> open_restart(const Deck& deck, const RunContext& conte
 }
 
 void report_checkpoints(RunReport& report, const Checkpoint* restart,
-                        const CheckpointWriter& checkpoints) {
+                        const CheckpointWriter& checkpoints, const std::string& unit) {
   nlohmann::ordered_json from;
   if (restart) from = {{"file", restart->path()}, {"step", restart->step()}};
   const std::string last = checkpoints.last().string();
@@ -34,7 +34,7 @@ void report_checkpoints(RunReport& report, const Checkpoint* restart,
       .fact("checkpoint", last.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(last));
   if (restart)
     report.line("restart",
-                "from " + restart->path() + " at step " + std::to_string(restart->step()));
+                "from " + restart->path() + " at " + unit + " " + std::to_string(restart->step()));
   if (!last.empty()) report.line("checkpoint", last);
 }
 

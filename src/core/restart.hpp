@@ -19,8 +19,8 @@ std::optional<Checkpoint> open_restart(const Deck& deck, const RunContext& conte
                                        const std::string& end_key = "");
 
 // Facts restarted_from (file and step, or null) and checkpoint (the last written, or null), and
-// their console lines.
+// their console lines, which count in `unit` ("step", "iteration").
 void report_checkpoints(RunReport& report, const Checkpoint* restart,
-                        const CheckpointWriter& checkpoints);
+                        const CheckpointWriter& checkpoints, const std::string& unit);
 
 }  // namespace kstencil

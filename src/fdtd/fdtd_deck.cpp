@@ -30,7 +30,9 @@ const Schema& fdtd_schema() {
            "speed of the media; the 3D Yee scheme is stable only for S < 1")
            .min_exclusive(0)
            .max_exclusive(1)
-           .because("the 3D Yee scheme is unstable for Courant numbers >= 1")},
+           .because(
+               "a time step of 0 advances nothing, and the 3D Yee scheme is unstable for Courant "
+               "numbers >= 1")},
       {Key("kernel", "variant", T::string, R"("auto")",
            "update kernels; cell = one cell per work item (3D MDRange, layout-aware mapping); "
            "column = one work item per column along the slowest axis (2D MDRange, ignores "

@@ -559,7 +559,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                         ", " + fmt("%g", p.spacing[1]) + ", " + fmt("%g", p.spacing[2]) + "), " +
                         precision + ", media " + to_string(p.media.mode))
       .line("time", std::to_string(s.steps) + " steps of dt = " + fmt("%.6g", p.dt()) +
-                        " (Courant " + fmt("%g", p.courant) + ")")
+                        " (Courant " + fmt("%.10g", p.courant) + ")")
       .line(
           "kernel",
           variant + (s.requested_variant == "auto" ? " (auto)" : "") + ", layout " +
@@ -576,7 +576,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
   report_energy(report, h.energy, p.source.has_value());
   report.fact("interrupted_at_step",
               h.stopped_at < 0 ? nlohmann::ordered_json() : nlohmann::ordered_json(h.stopped_at));
-  report_checkpoints(report, restart, checkpoints);
+  report_checkpoints(report, restart, checkpoints, "step");
   if (h.stopped_at >= 0)
     report.line(
         "stopped",

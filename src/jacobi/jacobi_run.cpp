@@ -249,7 +249,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       .fact("norm_requested", s.requested_norm)
       .fact("norm_every", s.stop.norm_every)
       .fact("timed_iterations_per_sample", stretch);
-  report_checkpoints(report, restart, checkpoints);
+  report_checkpoints(report, restart, checkpoints, "iteration");
   report_solve(report, g, s.single_precision ? "float" : "double",
                "layout " + to_string(kernel.layout) + ", tile " + format_triple(tile) +
                    ", launch bounds " + launch_bounds,

@@ -23,10 +23,10 @@ Schema poisson_schema(const std::string& solver) {
            .max(100000)},
       {Key("grid", "nx", T::integer, "4194304", "points along x, boundary included").min(3),
        Key("grid", "ny", T::integer, "1",
-           "points along y, boundary included; 1 = no y axis (1D grid)")
+           "points along y, boundary included; 1 = no y axis (1D grid), else at least 3")
            .min(1),
        Key("grid", "nz", T::integer, "1",
-           "points along z, boundary included; 1 = no z axis (needs ny > 1 for a 3D grid); "
+           "points along z, boundary included; 1 = no z axis, else at least 3 (and ny > 1); "
            "nx * ny * nz at most 2^48")
            .min(1)
            .deck_check([](const Deck& deck) { check_grid_points(deck, 0); })},

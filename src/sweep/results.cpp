@@ -258,7 +258,9 @@ std::string report_md(const SweepResults& results, const Json* best,
        << num("%.3f", ratio_of(*entry.second)) << ": "
        << num("%.2f", ratio_of(*entry.first) / ratio_of(*entry.second)) << "x\n";
   }
-  if (!any) md << "No verified configuration with kernel.tile = [0, 0, 0] in this sweep.";
+  if (!any)
+    md << "No verified configuration with Kokkos' default tile in this sweep (kernel.tile = [0, 0, "
+          "0] of a kernel that takes Kokkos' tile; line and blocked plan their own).";
   md << "\n\n";
 
   md << "## Best per layout and kernel\n\n| layout | kernel | precision | grid | best | ratio | "

@@ -248,11 +248,15 @@ class Sweep {
     start_ = Clock::now();
     progress_.emplace(rank_ == 0);
 
+    // The runs the counts at the end add up to: the deck as given is one more unless a point of
+    // the space is the same configuration.
+    std::set<std::string> keys = {default_.key};
+    for (const Config& c : configs_) keys.insert(c.key);
     if (rank_ == 0)
       std::printf(
-          "kstencil sweep: %s, %zu configurations (%lld left out by sweep.restrict), "
-          "strategy %s; folder %s\n",
-          solver_name_.c_str(), configs_.size(), static_cast<long long>(space_.pruned),
+          "kstencil sweep: %s, %zu configurations (%lld left out by sweep.restrict), %zu runs "
+          "with the deck as given, strategy %s; folder %s\n",
+          solver_name_.c_str(), configs_.size(), static_cast<long long>(space_.pruned), keys.size(),
           spec_.strategy.c_str(), dir_.string().c_str());
     if (progress_) progress_->expect(1);
     evaluate(default_, "sweep", -1);
@@ -550,6 +554,7 @@ class Sweep {
 
   // From the default's point (or the first), to the best neighbour while one is faster.
   void local_search() {
+    if (progress_) progress_->expect(0);  // how many moves it takes is not known beforehand
     SweepPoint at(spec_.dims.size(), 0);
     for (std::size_t d = 0; d < spec_.dims.size(); ++d) {
       const auto& dim = spec_.dims[d];
