@@ -95,21 +95,20 @@ class Robustness(unittest.TestCase):
 
     def test_full_disk(self):
         disk = self.mount_small_disk("300k")
-        # FDTD writes its first step (about 200 KiB), then the second does not fit: one clear
-        # message, exit 2, the written step kept, no crash.
+        # FDTD's step files (about 200 KiB each) do not fit beyond the first: refused before the
+        # first step with one clear message, exit 2, no folder left.
         h = "grid.hx=0.0625 grid.hy=0.0625 grid.hz=0.0625"
         args = ["run", deck("fdtd_cavity.toml"), "grid.nx=16", "grid.ny=16", "grid.nz=16",
                 "output.every=10", f"output.root={disk}"] + h.split()
         r = run(args)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertEqual(r.stderr.count("kstencil: error:"), 1, r.stderr)
-        self.assertIn("not enough free space for", r.stderr)
-        self.assertIn("fdtd_cavity_000010.h5", r.stderr)
-        self.assertTrue(os.path.isfile(os.path.join(disk, "fdtd_cavity", "fdtd_cavity_000000.h5")))
-        # Without the check the write itself meets the full disk: HDF5's failure is one message
+        self.assertIn("not enough free space for the run's", r.stderr)
+        self.assertIn("allowed: fewer step files (output.every", r.stderr)
+        self.assertEqual(os.listdir(disk), [])
+        # Without the checks the write itself meets the full disk: HDF5's failure is one message
         # naming the file, the partial file is removed, and the process ends cleanly (MPI_Finalize
         # used to crash on the file HDF5 could not close).
-        shutil.rmtree(os.path.join(disk, "fdtd_cavity"))
         r = run(args, env=dict(ENV, KSTENCIL_TEST_NO_SPACE_CHECK="1"))
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("kstencil: error: HDF5 error writing", r.stderr)

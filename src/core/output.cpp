@@ -435,9 +435,10 @@ void remove_empty_output_folders() {
   started_decks().clear();
 }
 
-// Free space under `dir` against what a step file needs, said before the file is made.
-static std::string free_space_problem(const fs::path& dir, const fs::path& file,
-                                      std::uintmax_t bytes) {
+// Free space under `dir` against what `what` needs ("it needs" / "they need"), said before the
+// files are made.
+static std::string free_space_problem(const fs::path& dir, const std::string& what,
+                                      std::uintmax_t bytes, const char* needs = "it needs") {
   // Test-only: KSTENCIL_TEST_NO_SPACE_CHECK lets the write itself meet the full disk.
   if (std::getenv("KSTENCIL_TEST_NO_SPACE_CHECK")) return "";
   std::error_code ec;
@@ -447,8 +448,16 @@ static std::string free_space_problem(const fs::path& dir, const fs::path& file,
     return b >= (std::uintmax_t(10) << 20) ? std::to_string(b >> 20) + " MiB"
                                            : std::to_string((b + 1023) >> 10) + " KiB";
   };
-  return "not enough free space for " + file.string() + ": it needs about " + size(bytes) + ", " +
+  return "not enough free space for " + what + ": " + needs + " about " + size(bytes) + ", " +
          size(space.available) + " are free on the file system of " + dir.string();
+}
+
+void require_free_space(const fs::path& dir, const std::uintmax_t bytes, const std::string& what,
+                        const std::string& allowed, MPI_Comm comm) {
+  std::string problem =
+      rank_of(comm) == 0 ? free_space_problem(dir, what, bytes, "they need") : std::string();
+  if (!problem.empty()) problem += "; allowed: " + allowed;
+  agree_on_error(problem, comm);
 }
 
 void write_file_atomically(const fs::path& path, const std::string& content) {
@@ -614,8 +623,9 @@ void write_fields_file(const fs::path& final_path, const Attributes& attributes,
     bytes +=
         static_cast<std::uintmax_t>(f.geometry.dims[0] * f.geometry.dims[1] * f.geometry.dims[2]) *
         (f.is_float ? 4 : 8);
-  agree_on_error(rank == 0 ? free_space_problem(final_path.parent_path(), final_path, bytes) : "",
-                 comm);
+  agree_on_error(
+      rank == 0 ? free_space_problem(final_path.parent_path(), final_path.string(), bytes) : "",
+      comm);
   {
     const Hdf5ErrorPrintingOff quiet;
     try {

@@ -29,6 +29,11 @@ struct OutputError : std::runtime_error {
 // early leaves nothing.
 void remove_empty_output_folders();
 
+// Refuses (OutputError, agreed over comm) files of `bytes` in all that the free space of `dir`
+// cannot hold; `what` names them ("the run's 11 step files"), `allowed` what would fit.
+void require_free_space(const std::filesystem::path& dir, std::uintmax_t bytes,
+                        const std::string& what, const std::string& allowed, MPI_Comm comm);
+
 // Writes `content` to `path` through a temporary file in the same folder and a rename.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 

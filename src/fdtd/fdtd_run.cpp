@@ -520,6 +520,29 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
     }
   }
   CheckpointWriter checkpoints(folder.dir, s.checkpoint, "fdtd", deck.resolved_toml(), comm);
+  if (series || s.checkpoint.every > 0) {
+    // The whole run's files, before its first step: one file holds the six components.
+    std::uintmax_t file_bytes = 64 << 10;  // attributes and metadata
+    for (int c = 0; c < 6; ++c) {
+      const Index3 n = component_dims(p, c);
+      file_bytes += static_cast<std::uintmax_t>(n[0] * n[1] * n[2]) * sizeof(T);
+    }
+    const std::int64_t every = deck.integer("output", "every"), first = solver.steps_done();
+    const std::int64_t step_files = !series     ? 0
+                                    : every > 0 ? s.steps / every - (first + every - 1) / every +
+                                                      1 + (s.steps % every != 0 ? 1 : 0)
+                                                : 1;
+    // The newest `keep` and the one being written.
+    const std::int64_t checkpoint_files = s.checkpoint.every > 0 ? s.checkpoint.keep + 1 : 0;
+    require_free_space(
+        folder.dir, file_bytes * static_cast<std::uintmax_t>(step_files + checkpoint_files),
+        "the run's " + std::to_string(step_files) + " step files" +
+            (checkpoint_files > 0 ? " and " + std::to_string(checkpoint_files) + " checkpoints"
+                                  : std::string()),
+        "fewer step files (output.every, output.fields = false) or another "
+        "output.root",
+        comm);
+  }
   Kokkos::fence();
   clock.end("set-up");
   // A copy whose two buffers together are as large as the arrays a step sweeps, as the Laplacian's
