@@ -278,8 +278,11 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       .line("iteration", timed ? fmt("%.4g", with_norm.median_s * 1e3) + " ms with the " + norm +
                                      " norm, " + fmt("%.4g", without_norm.median_s * 1e3) +
                                      " ms without (norm share " + fmt("%.1f", 100 * norm_share) +
-                                     "%); " + fmt("%.1f", gbs) + " GB/s; copy " +
-                                     fmt("%.1f", copy.gbs) + " GB/s"
+                                     (norm_share < 0 ? "%: none measurable, the update alone "
+                                                       "timed slower); "
+                                                     : "%); ") +
+                                     fmt("%.1f", gbs) + " GB/s; copy " + fmt("%.1f", copy.gbs) +
+                                     " GB/s"
                                : std::string("not timed (stopped by a signal)"))
       .line(
           "verification",
