@@ -503,14 +503,17 @@ TEST_CASE("prepare_run_directory creates the run folder and missing parents", "[
   CHECK(folder_entries(dir) == std::vector<std::string>{"deck.toml"});
   CHECK(read_text(dir / "deck.toml") == "[run]\n");
   // An existing empty folder is fine without overwrite.
-  if (world_rank() == 0) fs::create_directories(root / "run2");
+  if (world_rank() == 0) fs::create_directories(tmp.path() / "found");
   MPI_Barrier(MPI_COMM_WORLD);
-  CHECK(prepare_run_directory(root, "run2", false, "", MPI_COMM_WORLD) == root / "run2");
+  CHECK(prepare_run_directory(tmp.path(), "found", false, "[x]\n", MPI_COMM_WORLD) ==
+        tmp.path() / "found");
   // A run that fails before writing more leaves nothing behind: the folders it made go, deck
-  // included; the folder it found stays.
+  // included; the folder it found stays, empty again.
   if (world_rank() == 0) {
     remove_empty_output_folders();
     CHECK(!fs::exists(tmp.path() / "outputs"));
+    CHECK(fs::is_directory(tmp.path() / "found"));
+    CHECK(fs::is_empty(tmp.path() / "found"));
   }
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -176,11 +176,11 @@ class Robustness(unittest.TestCase):
         # SIGKILL (the OOM killer, a batch limit) leaves no summary, but the deck written first
         # still marks the folder as a run's: --overwrite replaces it.
         root = os.path.join(self.dir, "killed")
-        args = ["run", deck("fdtd_cavity.toml"), "output.every=1", f"output.root={root}"]
-        p = self.start(args + ["time.steps=1000000"])
+        args = ["run", deck("fdtd_cavity.toml"), f"output.root={root}"]
+        p = self.start(args + ["time.steps=1000000", "output.every=500000"])
         folder = os.path.join(root, "fdtd_cavity")
         deadline = time.time() + 120
-        while (not os.path.exists(os.path.join(folder, "fdtd_cavity_000001.h5"))
+        while (not os.path.exists(os.path.join(folder, "fdtd_cavity_000000.h5"))
                and time.time() < deadline and p.poll() is None):
             time.sleep(0.05)
         p.kill()
@@ -189,10 +189,10 @@ class Robustness(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(folder, "summary.json")))
         with open(os.path.join(folder, "deck.toml")) as f:
             self.assertIn("steps = 1000000", f.read())
-        r = run(args + ["time.steps=2"])
+        r = run(args + ["time.steps=2", "output.every=1"])
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("--overwrite", r.stderr)
-        r = run(args + ["time.steps=2", "--overwrite"])
+        r = run(args + ["time.steps=2", "output.every=1", "--overwrite"])
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(sorted(n for n in os.listdir(folder) if n.endswith(".h5")),
                          [f"fdtd_cavity_00000{n}.h5" for n in range(3)])

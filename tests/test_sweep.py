@@ -267,6 +267,16 @@ axis_max = [16, 4, 4]
                 r = run(["sweep", deck, "--dry-run", f"output.root={self.dir}/dry"], self.dir)
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
+    def test_progress_bar_on_a_terminal(self):
+        # On a terminal (script(1) gives one) a single process draws the bar; Open MPI's singleton
+        # start must not read as mpiexec's ranks.
+        deck = self.deck(SMALL.replace('name = "small"', 'name = "tty"'))
+        command = " ".join([KSTENCIL, "sweep", deck, "sweep.confirm=0"])
+        r = subprocess.run(["script", "-qec", command, "/dev/null"], cwd=self.dir, env=ENV,
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("\033[K", r.stdout)
+
     def test_dry_run_counts_each_run_once(self):
         # The deck as given (layout right, Kokkos' tile) is also the space's first point: one run.
         r = run(["sweep", self.deck(SMALL), "--dry-run"], self.dir)

@@ -8,9 +8,13 @@ namespace kstencil {
 namespace {
 
 volatile std::sig_atomic_t received = 0;
+volatile std::sig_atomic_t child = 0;  // a helper process in a group of its own, or 0
 
 extern "C" void on_signal(int signal) {
-  if (received != 0) _exit(128 + signal);  // the second: at once
+  if (received != 0) {  // the second: at once, and the helper with it
+    if (child > 0) kill(static_cast<pid_t>(child), SIGKILL);
+    _exit(128 + signal);
+  }
   received = signal;
   constexpr char note[] =
       "kstencil: stopping at the next step (state and outputs written, exit 4); signal again to "
@@ -26,6 +30,10 @@ void install_interrupt_handlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+}
+
+void end_with_interrupts(const pid_t pid) {
+  child = static_cast<std::sig_atomic_t>(pid);
 }
 
 void ignore_interrupts() {

@@ -417,17 +417,25 @@ static std::vector<fs::path>& started_decks() {
 }
 
 void remove_empty_output_folders() {
+  // A deck written first into a folder that holds nothing else (one that was made, or emptied
+  // by --overwrite) goes too.
+  for (const fs::path& deck : started_decks()) {
+    std::error_code ec;
+    std::size_t entries = 0;
+    for (auto it = fs::directory_iterator(deck.parent_path(), ec);
+         !ec && it != fs::directory_iterator(); it.increment(ec))
+      ++entries;
+    if (!ec && entries == 1) fs::remove(deck, ec);
+  }
   for (const fs::path& top : created_folders()) {
     std::error_code ec;
-    // Removed only when nothing but empty folders and the run's deck lies below it.
+    // Removed only when nothing but empty folders lies below it.
     std::vector<fs::path> below;
     for (auto it = fs::recursive_directory_iterator(top, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
       below.push_back(it->path());
     bool empty = true;
-    for (const fs::path& p : below)
-      empty = empty && (fs::is_directory(p, ec) ||
-                        std::count(started_decks().begin(), started_decks().end(), p) > 0);
+    for (const fs::path& p : below) empty = empty && fs::is_directory(p, ec);
     if (!empty) continue;
     fs::remove_all(top, ec);
   }
@@ -492,10 +500,10 @@ void write_file_atomically(const fs::path& path, const std::string& content) {
 static std::string mpi_io_path_problem(const fs::path& dir, const std::string& name) {
 #ifdef OPEN_MPI
   constexpr std::size_t max_bytes = 255 - std::char_traits<char>::length(".locktest.") - 7;
-  // Step files <name>_<step>.h5.tmp (9 digits leave room for 10^9 steps), checkpoints
-  // checkpoint_<9 digits>.h5.tmp.
-  const std::string step_file = name + "_123456789.h5.tmp";
-  const std::string checkpoint = "checkpoint_123456789.h5.tmp";
+  // Step files <name>_<step>.h5.tmp and checkpoints checkpoint_<step>.h5.tmp: 10 digits hold
+  // every step count a deck allows (2^31 - 1).
+  const std::string step_file = name + "_2147483647.h5.tmp";
+  const std::string checkpoint = "checkpoint_2147483647.h5.tmp";
   const std::string longest = step_file.size() > checkpoint.size() ? step_file : checkpoint;
   const std::size_t bytes = (dir / longest).string().size();
   if (bytes > max_bytes)
@@ -570,7 +578,7 @@ fs::path prepare_output_folder(const fs::path& root, const std::string& name, bo
             for (const auto& entry : fs::directory_iterator(dir)) entries.push_back(entry.path());
             for (const fs::path& entry : entries) fs::remove_all(entry);
           }
-        } else {
+        } else if (!fs::exists(dir)) {
           // The outermost folder this makes, removed again if the run ends with nothing in it.
           fs::path made = dir;
           while (!made.parent_path().empty() && made.parent_path() != made &&

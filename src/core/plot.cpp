@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/interrupt.hpp"
+
 extern char** environ;
 
 namespace kstencil {
@@ -67,9 +69,14 @@ std::optional<std::string> run_python(const std::string& script, std::vector<std
   const int error = posix_spawnp(&pid, python.c_str(), nullptr, &attributes, argv.data(), environ);
   posix_spawnattr_destroy(&attributes);
   if (error != 0) return "cannot start " + python + ": " + std::strerror(error);
+  end_with_interrupts(pid);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return std::string("waiting for python3: ") + std::strerror(errno);
+    if (errno != EINTR) {
+      end_with_interrupts(0);
+      return std::string("waiting for python3: ") + std::strerror(errno);
+    }
+  end_with_interrupts(0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     return python + " could not plot " + what +
            " (see its message above; KSTENCIL_PYTHON selects the interpreter)";

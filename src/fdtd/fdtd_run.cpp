@@ -532,10 +532,19 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
                                     : every > 0 ? s.steps / every - (first + every - 1) / every +
                                                       1 + (s.steps % every != 0 ? 1 : 0)
                                                 : 1;
-    // The newest `keep` and the one being written.
-    const std::int64_t checkpoint_files = s.checkpoint.every > 0 ? s.checkpoint.keep + 1 : 0;
+    // Those at the cadence after `first` and at the end, of which the newest `keep` stay, and
+    // the one being written.
+    const std::int64_t cadence = s.checkpoint.every;
+    const std::int64_t due = cadence > 0 ? s.steps / cadence - first / cadence +
+                                               (s.steps % cadence != 0 && s.steps > first ? 1 : 0)
+                                         : 0;
+    const std::int64_t checkpoint_files = due > 0 ? std::min(s.checkpoint.keep, due) + 1 : 0;
+    const double bytes =
+        static_cast<double>(file_bytes) * static_cast<double>(step_files + checkpoint_files);
     require_free_space(
-        folder.dir, file_bytes * static_cast<std::uintmax_t>(step_files + checkpoint_files),
+        folder.dir,
+        bytes < 1.8e19 ? static_cast<std::uintmax_t>(bytes)
+                       : std::numeric_limits<std::uintmax_t>::max(),
         "the run's " + std::to_string(step_files) + " step files" +
             (checkpoint_files > 0 ? " and " + std::to_string(checkpoint_files) + " checkpoints"
                                   : std::string()),

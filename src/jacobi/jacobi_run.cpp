@@ -287,10 +287,7 @@ int run_typed(RunTypes<T, KokkosLayout>, const JacobiSetup& s, const Deck& deck,
       .line(
           "verification",
           std::string(passed ? "PASS" : "FAIL") + " (" +
-              (finite ? std::string()
-                      : "the solve's error is " + fmt("%g", solve.result.error) + ": values past " +
-                            (s.single_precision ? "float" : "double") +
-                            "'s range, scale the problem down; ") +
+              unrepresentable_solve(solve.result.error, s.single_precision) +
               "2 iterations against the host reference: iterate " +
               (verification.mismatches == 0 ? std::string("bitwise equal")
                                             : std::to_string(verification.mismatches) + " differ") +

@@ -9,8 +9,8 @@ namespace kstencil {
 namespace {
 
 constexpr const char* kLinearRange =
-    "the problem is linear (scale the results instead); larger values overflow float iterates "
-    "and the error's squares";
+    "the problem is linear (scale the results instead); larger values overflow the iterates and "
+    "the error's squares, and float's sooner: a run whose error is no number fails verification";
 
 Schema poisson_schema(const std::string& solver) {
   using T = KeyType;

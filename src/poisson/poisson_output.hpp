@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -84,6 +85,14 @@ struct PoissonRunOutput {
   const SolveResult* result = nullptr;
   Attributes attributes;  // solver-specific HDF5 attributes (layout, norm, ...)
 };
+
+// What a verification line says first where the solve's error is no number (values past the
+// precision's range): the reason it fails; "" where the error is a number.
+inline std::string unrepresentable_solve(double error, bool single_precision) {
+  if (std::isfinite(error)) return "";
+  return "the solve's error is " + fmt("%g", error) + ": values past " +
+         (single_precision ? "float" : "double") + "'s range, scale the problem down; ";
+}
 
 // u into the run folder (collective over comm; not for a solve a signal stopped, whose state the
 // checkpoint holds), history.csv and its plot into the report, and the console's "output" line.

@@ -84,9 +84,10 @@ struct Config {
 };
 
 // Whether an MPI launcher started this process: Open MPI hands its ranks a pseudo-terminal
-// whatever mpiexec's own output is (a pipe, a file), so a terminal there says nothing.
+// whatever mpiexec's own output is (a pipe, a file), so a terminal there says nothing. (Not
+// PMIX_RANK: Open MPI's singleton start sets it too.)
 bool launched_by_mpiexec() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_RANK");
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_RANK");
 }
 
 // A progress bar on a terminal, plain lines otherwise (rank 0 only).
@@ -248,16 +249,19 @@ class Sweep {
     start_ = Clock::now();
     progress_.emplace(rank_ == 0);
 
-    // The runs the counts at the end add up to: the deck as given is one more unless a point of
-    // the space is the same configuration.
+    // What a product's counts at the end add up to: the deck as given is one more run unless a
+    // point of the space is the same configuration.
     std::set<std::string> keys = {default_.key};
     for (const Config& c : configs_) keys.insert(c.key);
+    const std::string runs = spec_.strategy == "product" ? ", " + std::to_string(keys.size()) +
+                                                               " runs with the deck as given"
+                                                         : std::string();
     if (rank_ == 0)
       std::printf(
-          "kstencil sweep: %s, %zu configurations (%lld left out by sweep.restrict), %zu runs "
-          "with the deck as given, strategy %s; folder %s\n",
-          solver_name_.c_str(), configs_.size(), static_cast<long long>(space_.pruned), keys.size(),
-          spec_.strategy.c_str(), dir_.string().c_str());
+          "kstencil sweep: %s, %zu configurations (%lld left out by sweep.restrict)%s, strategy "
+          "%s; folder %s\n",
+          solver_name_.c_str(), configs_.size(), static_cast<long long>(space_.pruned),
+          runs.c_str(), spec_.strategy.c_str(), dir_.string().c_str());
     if (progress_) progress_->expect(1);
     evaluate(default_, "sweep", -1);
     if (spec_.strategy == "local")
@@ -459,6 +463,13 @@ class Sweep {
       error = e.what();
     }
     const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (error.empty() && interrupt_agreed(comm_)) {
+      // Cut short by a signal: no figures to keep; its "started" record has it run again when
+      // the sweep resumes.
+      r["status"] = "not run";
+      if (progress_) progress_->end(c, r);
+      return r;
+    }
     if (rank_ == 0) {
       if (error.rfind("rejected: ", 0) == 0) {
         r["status"] = "rejected";
