@@ -12,6 +12,11 @@ constexpr const char* kLinearRange =
     "the problem is linear (scale the results instead); larger values overflow the iterates and "
     "the error's squares, and float's sooner: a run whose error is no number fails verification";
 
+// A value the problem scales with, bounded so that float iterates and squares stay numbers.
+Key linear_value(const std::string& section, const std::string& key, const std::string& help) {
+  return Key(section, key, KeyType::real, "0.0", help).min(-1e15).max(1e15).because(kLinearRange);
+}
+
 Schema poisson_schema(const std::string& solver) {
   using T = KeyType;
   return join_keys({
@@ -80,40 +85,16 @@ Schema poisson_schema(const std::string& solver) {
        Key("cg", "print_every", T::integer, "10",
            "print \"Iteration = n error = e\" when n is a multiple of this; 0 = never")
            .min(0)},
-      {Key("poisson", "rhs", T::real, "0.0", "right-hand side f of lap u = f (0: Laplace)")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange),
-       Key("poisson", "initial", T::real, "0.0", "start value of the interior points")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange)},
-      {Key("boundary", "x_low", T::real, "0.0", "Dirichlet value on the x = first face")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange),
-       Key("boundary", "x_high", T::real, "0.0", "on the x = last face")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange),
-       Key("boundary", "y_low", T::real, "0.0",
-           "on the y = first face (points on x faces keep the x value)")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange),
-       Key("boundary", "y_high", T::real, "0.0", "on the y = last face")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange),
-       Key("boundary", "z_low", T::real, "0.0",
-           "on the z = first face (points on x or y faces keep theirs)")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange),
-       Key("boundary", "z_high", T::real, "0.0", "on the z = last face")
-           .min(-1e15)
-           .max(1e15)
-           .because(kLinearRange)},
+      {linear_value("poisson", "rhs", "right-hand side f of lap u = f (0: Laplace)"),
+       linear_value("poisson", "initial", "start value of the interior points")},
+      {linear_value("boundary", "x_low", "Dirichlet value on the x = first face"),
+       linear_value("boundary", "x_high", "on the x = last face"),
+       linear_value("boundary", "y_low",
+                    "on the y = first face (points on x faces keep the x value)"),
+       linear_value("boundary", "y_high", "on the y = last face"),
+       linear_value("boundary", "z_low",
+                    "on the z = first face (points on x or y faces keep theirs)"),
+       linear_value("boundary", "z_high", "on the z = last face")},
       mpi_keys(),
       output_keys(),
       checkpoint_keys("iterations"),
