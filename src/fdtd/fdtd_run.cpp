@@ -527,17 +527,17 @@ int run_typed(RunTypes<T, KokkosLayout>, const FdtdSetup& s, const Deck& deck,
       const Index3 n = component_dims(p, c);
       file_bytes += static_cast<std::uintmax_t>(n[0] * n[1] * n[2]) * sizeof(T);
     }
-    const std::int64_t every = deck.integer("output", "every"), first = solver.steps_done();
-    const std::int64_t step_files = !series     ? 0
-                                    : every > 0 ? s.steps / every - (first + every - 1) / every +
-                                                      1 + (s.steps % every != 0 ? 1 : 0)
-                                                : 1;
-    // Those at the cadence after `first` and at the end, of which the newest `keep` stay, and
-    // the one being written.
-    const std::int64_t cadence = s.checkpoint.every;
-    const std::int64_t due = cadence > 0 ? s.steps / cadence - first / cadence +
-                                               (s.steps % cadence != 0 && s.steps > first ? 1 : 0)
-                                         : 0;
+    // Steps from `from` to the end that a cadence writes at, the end always (cadence 0: it alone).
+    const auto due_from = [&](const std::int64_t from, const std::int64_t cadence) {
+      if (from > s.steps) return std::int64_t{0};
+      if (cadence <= 0) return std::int64_t{1};
+      return s.steps / cadence - (from + cadence - 1) / cadence + 1 +
+             (s.steps % cadence != 0 ? 1 : 0);
+    };
+    const std::int64_t first = solver.steps_done();
+    const std::int64_t step_files = series ? due_from(first, deck.integer("output", "every")) : 0;
+    // Checkpoints after `first`, of which the newest `keep` stay, and the one being written.
+    const std::int64_t due = s.checkpoint.every > 0 ? due_from(first + 1, s.checkpoint.every) : 0;
     const std::int64_t checkpoint_files = due > 0 ? std::min(s.checkpoint.keep, due) + 1 : 0;
     const double bytes =
         static_cast<double>(file_bytes) * static_cast<double>(step_files + checkpoint_files);
