@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 
@@ -61,10 +62,17 @@ std::optional<std::string> run_python(const std::string& script, std::vector<std
   argv.push_back(nullptr);
   // In a process group of its own: a terminal's Ctrl-C (or timeout's signal to the group) asks
   // kstencil to stop, which lets the plot finish, rather than killing python mid-plot.
+  // SIGINT and SIGTERM blocked in it too: one sent to kstencil's group while python is still
+  // being started there stays pending instead of killing it.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGINT);
+  sigaddset(&blocked, SIGTERM);
+  posix_spawnattr_setsigmask(&attributes, &blocked);
   pid_t pid = 0;
   const int error = posix_spawnp(&pid, python.c_str(), nullptr, &attributes, argv.data(), environ);
   posix_spawnattr_destroy(&attributes);
